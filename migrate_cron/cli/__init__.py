@@ -1,0 +1,1 @@
+"""Typer commands: parse arguments, call the layers, print. No logic of their own."""

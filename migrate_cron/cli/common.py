@@ -1,0 +1,104 @@
+"""Options and output helpers shared by all commands.
+
+Conventions: data on stdout, human messages on stderr; ``--json`` where a script reads the
+output; exit 0 ok, 1 findings/failure, 2 usage. Heavy modules (SQLAlchemy, the store) are
+imported inside functions so that ``migrate-cron enqueue`` starts fast from cron.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from migrate_cron.config import (
+    DATABASE_URL_ENV,
+    DEFAULT_DATABASE_URL,
+    DEFAULT_REGISTRY,
+    REGISTRY_ENV,
+    TABLE_PREFIX_ENV,
+    Settings,
+    validate_prefix,
+)
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from migrate_cron.store.base import Store
+
+DatabaseUrl = Annotated[
+    str,
+    typer.Option(
+        "--database-url",
+        envvar=DATABASE_URL_ENV,
+        help="SQLAlchemy URL of the queue database (postgresql://, mariadb://, mysql://, sqlite:///).",
+        show_default=True,
+    ),
+]
+TablePrefix = Annotated[
+    str,
+    typer.Option(
+        "--table-prefix",
+        envvar=TABLE_PREFIX_ENV,
+        help="Prefix for our table names, if you already have a table called 'job'.",
+    ),
+]
+RegistryPath = Annotated[
+    str,
+    typer.Option("--registry", "-r", envvar=REGISTRY_ENV, help="The job registry file."),
+]
+JsonFlag = Annotated[bool, typer.Option("--json", help="Machine-readable output on stdout.")]
+
+DEFAULT_URL = DEFAULT_DATABASE_URL
+DEFAULT_REGISTRY_PATH = DEFAULT_REGISTRY
+
+
+def settings(database_url: str, table_prefix: str = "") -> Settings:
+    return Settings(database_url=database_url, table_prefix=validate_prefix(table_prefix))
+
+
+def open_store(database_url: str, table_prefix: str = "") -> Store:
+    """Open the store for a command; errors surface as DatabaseUnavailable on first use."""
+    from migrate_cron.store import open_store as _open
+
+    s = settings(database_url, table_prefix)
+    return _open(s.database_url, prefix=s.table_prefix)
+
+
+def stderr_console() -> Console:
+    from rich.console import Console
+
+    return Console(stderr=True)
+
+
+def stdout_console() -> Console:
+    from rich.console import Console
+
+    return Console()
+
+
+def print_json(data: Any) -> None:
+    """Write one JSON document to stdout (datetimes as ISO 8601)."""
+    sys.stdout.write(json.dumps(data, indent=2, default=_json_default, ensure_ascii=False))
+    sys.stdout.write("\n")
+
+
+def _json_default(value: Any) -> Any:
+    from datetime import date, datetime, timedelta
+
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    if isinstance(value, timedelta):
+        return value.total_seconds()
+    if hasattr(value, "__dataclass_fields__"):
+        from dataclasses import asdict
+
+        return asdict(value)
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def info(message: str) -> None:
+    """A human message on stderr."""
+    stderr_console().print(message, highlight=False)

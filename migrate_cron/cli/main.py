@@ -1,0 +1,64 @@
+"""The ``migrate-cron`` entry point: builds the Typer app and turns our errors into exit codes."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import typer
+
+from migrate_cron import __version__
+from migrate_cron.config import mask_url
+from migrate_cron.errors import MigrateCronError
+
+app = typer.Typer(
+    name="migrate-cron",
+    help=(
+        "Move a legacy crontab, one line at a time, onto a reliable job queue in the "
+        "database you already run (SQLite, PostgreSQL, MySQL/MariaDB)."
+    ),
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"migrate-cron {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    debug: bool = typer.Option(
+        False, "--debug", envvar="MIGRATE_CRON_DEBUG", help="Show tracebacks for errors."
+    ),
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    if debug:
+        os.environ["MIGRATE_CRON_DEBUG"] = "1"
+
+
+def _register() -> None:
+    """Each command module adds its commands; imports inside them stay lazy."""
+    # One line per command module, each with ``register(app)``.
+
+
+_register()
+
+
+def main() -> None:
+    try:
+        app()
+    except MigrateCronError as exc:
+        if os.environ.get("MIGRATE_CRON_DEBUG"):
+            raise
+        from rich.console import Console
+
+        Console(stderr=True).print(f"[red]error:[/red] {mask_url(str(exc))}", highlight=False)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        sys.exit(130)

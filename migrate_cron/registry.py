@@ -1,0 +1,292 @@
+"""The job registry: ``migrate-cron.toml``, one ``[jobs.NAME]`` table per job.
+
+The registry is code under review: it is the only source of commands the worker runs. A
+database row names a job (its ``kind``) and carries data; it never carries a command.
+
+Format (every key but the command/handler is optional)::
+
+    [defaults]                 # applies to every job unless the job sets the key
+    timezone = "Europe/Berlin"
+    max_attempts = 5
+
+    [jobs.export-invoices]
+    schedule = "30 2 * * *"    # Vixie cron syntax or @macro; omit for queue-only kinds
+    timezone = "Europe/Berlin" # IANA zone the schedule is read in (CRON_TZ)
+    command = "php artisan invoices:export"   # run as SHELL -c command, like cron
+    shell = "/bin/sh"
+    env = { MAILTO = "ops@example.com" }      # crontab env lines that applied
+    cwd = "/var/www/shop"
+    stdin = ""                 # text after the first unescaped % in the crontab line
+    timeout = 3600             # seconds; the whole process group is killed
+    max_attempts = 5
+    backoff = { base = 10.0, cap = 3600.0 }
+    policy = "run-once"        # missed slots: skip | run-once | backfill
+    max_backfill = 10
+    misfire_grace = 60         # seconds a slot may be late and still be on time
+    mode = "cron"              # cron | enqueue | scheduler (who fires it now)
+    # handler = "myapp.jobs:export"   # instead of command: a Python callable
+    # [jobs.export-invoices.source]   # where the line came from (for migrate/rollback)
+    # file = "/etc/cron.d/shop"; line = 12; text = "30 2 * * * www-data php …"
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from migrate_cron.errors import ConfigError, UnknownJob, UsageError
+
+POLICIES = ("skip", "run-once", "backfill")
+MODES = ("cron", "enqueue", "scheduler")
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:")
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Full-jitter exponential backoff: a random delay in [0, min(cap, base * 2**attempt)]."""
+
+    base: float = 10.0
+    cap: float = 3600.0
+
+
+@dataclass(frozen=True)
+class Source:
+    """The crontab line a job was generated from, kept byte for byte for rollback."""
+
+    file: str
+    line: int
+    text: str
+    user: str | None = None
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    name: str
+    command: str | None = None
+    handler: str | None = None
+    schedule: str | None = None
+    timezone: str = "UTC"
+    shell: str = "/bin/sh"
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    stdin: str | None = None
+    timeout: float | None = None
+    max_attempts: int = 5
+    backoff: Backoff = field(default_factory=Backoff)
+    policy: str = "skip"
+    max_backfill: int = 10
+    misfire_grace: float = 60.0
+    mode: str = "cron"
+    source: Source | None = None
+
+
+@dataclass(frozen=True)
+class Registry:
+    path: str
+    jobs: Mapping[str, JobSpec]
+
+    def get(self, name: str) -> JobSpec:
+        try:
+            return self.jobs[name]
+        except KeyError:
+            known = ", ".join(sorted(self.jobs)) or "none"
+            raise UnknownJob(
+                f"no job {name!r} in {self.path} (known jobs: {known})"
+            ) from None
+
+    def __iter__(self) -> Iterator[JobSpec]:
+        return iter(self.jobs.values())
+
+    def __len__(self) -> int:
+        return len(self.jobs)
+
+    def scheduled(self) -> list[JobSpec]:
+        return [j for j in self.jobs.values() if j.schedule]
+
+
+_KEYS = {
+    "command": str,
+    "handler": str,
+    "schedule": str,
+    "timezone": str,
+    "shell": str,
+    "env": dict,
+    "cwd": str,
+    "stdin": str,
+    "timeout": (int, float),
+    "max_attempts": int,
+    "backoff": dict,
+    "policy": str,
+    "max_backfill": int,
+    "misfire_grace": (int, float),
+    "mode": str,
+    "source": dict,
+}
+
+
+def load_registry(path: str | Path) -> Registry:
+    """Read and validate a registry file; errors name the file, the job and the key."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        raise UsageError(
+            f"{p}: no registry file (create one with `migrate-cron generate registry CRONTAB`)"
+        ) from None
+    except OSError as exc:
+        raise UsageError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{p}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{p}: invalid TOML: {exc}") from None
+    return parse_registry(data, str(p))
+
+
+def parse_registry(data: Mapping[str, Any], path: str = "migrate-cron.toml") -> Registry:
+    unknown_top = set(data) - {"jobs", "defaults"}
+    if unknown_top:
+        raise ConfigError(f"{path}: unknown top-level key(s) {sorted(unknown_top)}")
+    defaults = data.get("defaults", {})
+    if not isinstance(defaults, dict):
+        raise ConfigError(f"{path}: [defaults] must be a table")
+    _check_keys(path, "[defaults]", defaults)
+    jobs_raw = data.get("jobs", {})
+    if not isinstance(jobs_raw, dict):
+        raise ConfigError(f"{path}: [jobs] must be a table of [jobs.NAME] tables")
+    jobs: dict[str, JobSpec] = {}
+    for name, table in jobs_raw.items():
+        if not isinstance(table, dict):
+            raise ConfigError(f"{path}: job {name!r}: must be a table [jobs.{name}]")
+        merged = {**{k: v for k, v in defaults.items() if k != "source"}, **table}
+        jobs[name] = _job(path, name, merged)
+    return Registry(path, jobs)
+
+
+def _check_keys(path: str, where: str, table: Mapping[str, Any]) -> None:
+    for key, value in table.items():
+        if key not in _KEYS:
+            raise ConfigError(f"{path}: {where}: unknown key {key!r}")
+        expected = _KEYS[key]
+        if isinstance(value, bool) or not isinstance(value, expected):  # type: ignore[arg-type]
+            want = expected.__name__ if isinstance(expected, type) else "number"
+            raise ConfigError(f"{path}: {where}: key {key!r} must be a {want}, not {value!r}")
+
+
+def _job(path: str, name: str, t: dict[str, Any]) -> JobSpec:
+    where = f"job {name!r}"
+    if not name or not set(name) <= _NAME_CHARS or len(name) > 200:
+        raise ConfigError(
+            f"{path}: {where}: names use letters, digits and - _ . : (at most 200 characters)"
+        )
+    _check_keys(path, where, t)
+
+    def bad(key: str, reason: str) -> ConfigError:
+        return ConfigError(f"{path}: {where}: key {key!r}: {reason}")
+
+    if bool(t.get("command")) == bool(t.get("handler")):
+        raise bad("command", "set exactly one of 'command' or 'handler'")
+    handler = t.get("handler")
+    if handler is not None and (":" not in handler or handler.startswith(":")):
+        raise bad("handler", f"{handler!r} must look like 'package.module:function'")
+    tz = t.get("timezone", "UTC")
+    _check_timezone(tz, bad)
+    schedule = t.get("schedule")
+    if schedule is not None:
+        _check_schedule(schedule, tz, bad)
+    env = t.get("env", {})
+    for k, v in env.items():
+        if not isinstance(v, str):
+            raise bad("env", f"value of {k!r} must be a string")
+    policy = t.get("policy", "skip")
+    if policy not in POLICIES:
+        raise bad("policy", f"{policy!r} is not one of {', '.join(POLICIES)}")
+    mode = t.get("mode", "cron")
+    if mode not in MODES:
+        raise bad("mode", f"{mode!r} is not one of {', '.join(MODES)}")
+    max_attempts = t.get("max_attempts", 5)
+    if max_attempts < 1:
+        raise bad("max_attempts", "must be at least 1")
+    timeout = t.get("timeout")
+    if timeout is not None and timeout <= 0:
+        raise bad("timeout", "must be a positive number of seconds")
+    backoff = _backoff(t.get("backoff", {}), bad)
+    if t.get("max_backfill", 10) < 0:
+        raise bad("max_backfill", "must be 0 or more")
+    if t.get("misfire_grace", 60) < 0:
+        raise bad("misfire_grace", "must be 0 or more seconds")
+    return JobSpec(
+        name=name,
+        command=t.get("command"),
+        handler=handler,
+        schedule=schedule,
+        timezone=tz,
+        shell=t.get("shell", "/bin/sh"),
+        env=dict(env),
+        cwd=t.get("cwd"),
+        stdin=t.get("stdin"),
+        timeout=float(timeout) if timeout is not None else None,
+        max_attempts=max_attempts,
+        backoff=backoff,
+        policy=policy,
+        max_backfill=t.get("max_backfill", 10),
+        misfire_grace=float(t.get("misfire_grace", 60)),
+        mode=mode,
+        source=_source(t.get("source"), bad),
+    )
+
+
+def _backoff(raw: dict[str, Any], bad: Any) -> Backoff:
+    extra = set(raw) - {"base", "cap"}
+    if extra:
+        raise bad("backoff", f"unknown key(s) {sorted(extra)}; use base and cap")
+    base = raw.get("base", 10.0)
+    cap = raw.get("cap", 3600.0)
+    for key, value in (("base", base), ("cap", cap)):
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise bad("backoff", f"{key} must be a number of seconds >= 0")
+    if cap < base:
+        raise bad("backoff", "cap must be >= base")
+    return Backoff(float(base), float(cap))
+
+
+def _source(raw: dict[str, Any] | None, bad: Any) -> Source | None:
+    if raw is None:
+        return None
+    try:
+        return Source(
+            file=str(raw["file"]),
+            line=int(raw["line"]),
+            text=str(raw["text"]),
+            user=raw.get("user"),
+        )
+    except KeyError as exc:
+        raise bad("source", f"missing {exc.args[0]!r} (needs file, line, text)") from None
+
+
+def _check_timezone(tz: str, bad: Any) -> None:
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        ZoneInfo(tz)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise bad("timezone", f"unknown time zone {tz!r} (use an IANA name like Europe/Berlin)")
+
+
+def _check_schedule(expr: str, tz: str, bad: Any) -> None:
+    try:
+        from migrate_cron.crontab.schedule import Schedule, ScheduleError
+    except ImportError:  # parser not importable: fall back to croniter's own check
+        from croniter import croniter
+
+        if not expr.startswith("@") and not croniter.is_valid(expr):
+            raise bad("schedule", f"{expr!r} is not a valid cron expression") from None
+        return
+    try:
+        Schedule.parse(expr, tz)
+    except ScheduleError as exc:
+        raise bad("schedule", str(exc)) from None

@@ -1,0 +1,57 @@
+"""The only package with SQL. ``open_store(url)`` picks the implementation for the dialect."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from migrate_cron.clock import Clock
+from migrate_cron.store.base import Listener, Store
+from migrate_cron.store.engine import dialect_family, make_engine
+from migrate_cron.store.models import (
+    CleanupResult,
+    EnqueueResult,
+    Job,
+    KindStats,
+    ReapResult,
+    RunResult,
+)
+
+__all__ = [
+    "CleanupResult",
+    "EnqueueResult",
+    "Job",
+    "KindStats",
+    "Listener",
+    "ReapResult",
+    "RunResult",
+    "Store",
+    "open_store",
+]
+
+
+def open_store(
+    url: str, prefix: str = "", clock: Clock | None = None, **engine_kwargs: Any
+) -> Store:
+    """Open a Store for ``url``. Nothing connects until the first operation."""
+    from migrate_cron.config import validate_prefix
+
+    engine = make_engine(url, **engine_kwargs)
+    family = dialect_family(engine.dialect.name)
+    prefix = validate_prefix(prefix)
+    if family == "postgresql":
+        from migrate_cron.store.postgresql import PostgresStore
+
+        return PostgresStore(engine, prefix, clock)
+    if family == "mysql":
+        from migrate_cron.store.mysql import MySQLStore
+
+        return MySQLStore(engine, prefix, clock)
+    if family == "sqlite":
+        from migrate_cron.store.sqlite import SQLiteStore
+
+        return SQLiteStore(engine, prefix, clock)
+    from migrate_cron.errors import UsageError
+
+    raise UsageError(
+        f"unsupported database {engine.dialect.name!r}: use PostgreSQL, MySQL/MariaDB or SQLite"
+    )

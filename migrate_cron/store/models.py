@@ -1,0 +1,71 @@
+"""Plain values the store returns; no ORM objects, so nothing accumulates in memory."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    id: int
+    kind: str
+    ref: str | None
+    payload: Any
+    state: str
+    attempts: int
+    max_attempts: int
+    run_at: datetime
+    scheduled_for: datetime | None
+    locked_by: str | None
+    locked_until: datetime | None
+    last_error: str | None
+    output: str | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class EnqueueResult:
+    """``created`` is False when the dedupe key (kind, ref) already existed."""
+
+    job_id: int
+    created: bool
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """Result of ``enqueue_run``: one row per (job_name, scheduled_for), whoever asks."""
+
+    created: bool
+    job_id: int | None
+    outcome: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReapResult:
+    reopened: int
+    failed: int
+
+
+@dataclass(frozen=True, slots=True)
+class CleanupResult:
+    done: int
+    failed: int
+    cancelled: int
+    scheduled_runs: int
+
+
+@dataclass(frozen=True, slots=True)
+class KindStats:
+    kind: str
+    ready: int = 0
+    scheduled: int = 0
+    running: int = 0
+    done: int = 0
+    failed: int = 0
+    cancelled: int = 0
+    oldest_ready_age: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict)

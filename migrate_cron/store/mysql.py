@@ -1,0 +1,107 @@
+"""MySQL 8 / MariaDB 10.6+: SKIP LOCKED select then UPDATE … WHERE id IN (…) in one
+transaction (MariaDB has no UPDATE … RETURNING), and insert-if-absent with a SAVEPOINT.
+
+Not ``INSERT IGNORE`` (it stores NULL as '' and truncates silently) and not a no-op
+``ON DUPLICATE KEY UPDATE`` (its rowcount cannot tell new from existing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import ColumnElement, Connection, func, insert, literal_column, select, update
+from sqlalchemy import exc as sa_exc
+
+from migrate_cron.errors import UsageError
+from migrate_cron.store.base import Store
+from migrate_cron.store.models import Job
+from migrate_cron.store.schema import UTCDateTime
+
+
+class MySQLStore(Store):
+    family = "mysql"
+
+    def check_server(self, conn: Connection) -> None:
+        """SKIP LOCKED needs MySQL 8.0.1+ or MariaDB 10.6+."""
+        dialect = conn.dialect
+        version = dialect.server_version_info or (0,)
+        mariadb = bool(getattr(dialect, "is_mariadb", False))
+        if (mariadb and version < (10, 6)) or (not mariadb and version < (8, 0, 1)):
+            name = "MariaDB" if mariadb else "MySQL"
+            raise UsageError(
+                f"{name} {'.'.join(map(str, version))} has no SKIP LOCKED; "
+                "migrate-cron needs MySQL 8.0.1+ or MariaDB 10.6+"
+            )
+
+    def _server_now(self) -> ColumnElement[datetime]:
+        return literal_column("UTC_TIMESTAMP(6)", type_=UTCDateTime())
+
+    def _server_after(self, seconds: float) -> ColumnElement[datetime]:
+        micros = int(round(seconds * 1_000_000))
+        return func.timestampadd(
+            literal_column("MICROSECOND"), micros, literal_column("UTC_TIMESTAMP(6)"),
+            type_=UTCDateTime(),
+        )
+
+    def _insert_if_absent(
+        self, conn: Connection, table: Any, values: dict[str, Any], keys: Sequence[str]
+    ) -> Any | None:
+        try:
+            with conn.begin_nested():
+                result = conn.execute(insert(table).values(**values))
+        except sa_exc.IntegrityError as exc:
+            code = getattr(exc.orig, "args", [None])[0]
+            if code == 1062:  # ER_DUP_ENTRY
+                return None
+            raise
+        return result.inserted_primary_key[0] if result.inserted_primary_key else True
+
+    def _claim(
+        self, conn: Connection, worker_id: str, n: int, lease: float, kinds: Sequence[str] | None
+    ) -> list[Job]:
+        job = self.tables.job
+        now_col = self.now_sql().label("_now")
+        rows = conn.execute(
+            select(*job.c, now_col)
+            .where(*self._ready_filter(kinds))
+            .order_by(job.c.run_at, job.c.id)
+            .limit(n)
+            .with_for_update(skip_locked=True)
+        ).all()
+        if not rows:
+            return []
+        now = rows[0]._now
+        if isinstance(now, datetime) and now.tzinfo is None:
+            now = now.replace(tzinfo=UTC)
+        until = now + timedelta(seconds=lease)
+        ids = [r.id for r in rows]
+        conn.execute(
+            update(job)
+            .where(job.c.id.in_(ids))
+            .values(
+                state="running",
+                attempts=job.c.attempts + 1,
+                locked_by=worker_id,
+                locked_until=until,
+                started_at=now,
+                finished_at=None,
+            )
+        )
+        jobs = []
+        for r in rows:
+            fields = {k: v for k, v in r._mapping.items() if k != "_now"}
+            jobs.append(
+                replace(
+                    Job(**fields),
+                    state="running",
+                    attempts=fields["attempts"] + 1,
+                    locked_by=worker_id,
+                    locked_until=until,
+                    started_at=now,
+                    finished_at=None,
+                )
+            )
+        return jobs

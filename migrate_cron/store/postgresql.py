@@ -1,0 +1,91 @@
+"""PostgreSQL: one-statement claim (CTE with FOR UPDATE SKIP LOCKED, then UPDATE … RETURNING),
+ON CONFLICT DO NOTHING, and LISTEN/NOTIFY wake-ups delivered after the enqueue commits."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import ColumnElement, Connection, func, literal, select, text, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+
+from migrate_cron.store.base import Listener, Store
+from migrate_cron.store.models import Job
+from migrate_cron.store.schema import UTCDateTime
+
+
+class PostgresListener(Listener):
+    """A dedicated autocommit connection that LISTENs; notifications arrive after commit."""
+
+    def __init__(self, store: PostgresStore) -> None:
+        raw = store.engine.raw_connection()
+        raw.detach()  # never goes back to the pool with LISTEN active
+        self._raw = raw
+        self._conn: Any = raw.driver_connection
+        self._conn.autocommit = True
+        self._conn.execute(f'LISTEN "{store.channel}"')
+
+    def wait(self, timeout: float) -> bool:
+        for _ in self._conn.notifies(timeout=max(timeout, 0.0), stop_after=1):
+            # Drain anything else already queued so one burst is one wake-up.
+            for _ in self._conn.notifies(timeout=0, stop_after=1000):
+                pass
+            return True
+        return False
+
+    def close(self) -> None:
+        try:
+            self._conn.close()
+        except Exception:
+            pass
+
+
+class PostgresStore(Store):
+    family = "postgresql"
+
+    @property
+    def channel(self) -> str:
+        return f"{self.prefix}migrate_cron_jobs"
+
+    def _server_now(self) -> ColumnElement[datetime]:
+        return func.now(type_=UTCDateTime())
+
+    def _server_after(self, seconds: float) -> ColumnElement[datetime]:
+        return (func.now() + literal(timedelta(seconds=seconds))).cast(UTCDateTime())  # type: ignore[return-value]
+
+    def _insert_if_absent(
+        self, conn: Connection, table: Any, values: dict[str, Any], keys: Sequence[str]
+    ) -> Any | None:
+        pk = next(iter(table.primary_key.columns))
+        stmt = (
+            pg_insert(table).values(**values).on_conflict_do_nothing(index_elements=list(keys))
+        ).returning(pk)
+        return conn.execute(stmt).scalar_one_or_none()
+
+    def _claim(
+        self, conn: Connection, worker_id: str, n: int, lease: float, kinds: Sequence[str] | None
+    ) -> list[Job]:
+        job = self.tables.job
+        picked = (
+            select(job.c.id)
+            .where(*self._ready_filter(kinds))
+            .order_by(job.c.run_at, job.c.id)
+            .limit(n)
+            .with_for_update(skip_locked=True)
+            .cte("picked")
+        )
+        stmt = (
+            update(job)
+            .where(job.c.id == picked.c.id)
+            .values(**self._claim_values(worker_id, lease))
+            .returning(*job.c)
+        )
+        return [self._job(r) for r in conn.execute(stmt)]
+
+    def _notify(self, conn: Connection, kind: str) -> None:
+        conn.execute(text("SELECT pg_notify(:channel, :kind)"), {"channel": self.channel,
+                                                                  "kind": kind})
+
+    def listener(self) -> Listener:
+        return PostgresListener(self)

@@ -1,0 +1,162 @@
+"""The one definition of our tables (SQLAlchemy Core).
+
+``job`` is the queue, ``scheduled_runs`` gives every cron slot an identity so it is enqueued
+once however many hosts fire it, ``job_leases`` holds named leases (scheduler leadership,
+reaper turns) that work on every backend, unlike advisory locks.
+
+Claim index per dialect: a partial index on ``run_at WHERE state = 'open'`` where partial
+indexes exist (PostgreSQL, SQLite); ``(state, run_at, id)`` on MySQL/MariaDB/SQL Server, where
+an index on state alone produced false "queue empty" answers under SKIP LOCKED contention.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    CheckConstraint,
+    Column,
+    DateTime,
+    Dialect,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.dialects import mssql, mysql, postgresql
+from sqlalchemy.types import TypeDecorator
+
+JOB_STATES = ("open", "running", "done", "failed", "cancelled")
+RUN_OUTCOMES = ("enqueued", "skipped")
+MYSQL_NAMES = ("mysql", "mariadb")
+
+# Plain SQL type that the Alembic revision renders (self-contained, no import of our package).
+TIMESTAMP_TYPE = (
+    DateTime(timezone=True)
+    .with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb")
+    .with_variant(mssql.DATETIME2(precision=6), "mssql")
+)
+PAYLOAD_TYPE = JSON().with_variant(postgresql.JSONB(), "postgresql")
+ID_TYPE = BigInteger().with_variant(Integer(), "sqlite")
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Timestamps are UTC with microseconds everywhere; Python sees aware UTC datetimes.
+
+    MySQL and SQLite store naive values, so aware values are converted to naive UTC on the way
+    in and marked UTC on the way out. Naive input is refused rather than guessed.
+    """
+
+    impl = TIMESTAMP_TYPE
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> Any:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError(f"naive datetime {value!r}: pass a timezone-aware value")
+        value = value.astimezone(UTC)
+        if dialect.name == "postgresql":
+            return value
+        return value.replace(tzinfo=None)
+
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if isinstance(value, str):  # SQLite values written by SQL functions
+            value = datetime.fromisoformat(value)
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
+
+
+@dataclass(frozen=True)
+class Tables:
+    """The tables for one prefix."""
+
+    metadata: MetaData
+    job: Table
+    scheduled_runs: Table
+    leases: Table
+    prefix: str
+
+    @property
+    def names(self) -> tuple[str, str, str]:
+        return (self.job.name, self.scheduled_runs.name, self.leases.name)
+
+
+def build_tables(prefix: str = "") -> Tables:
+    """Build the metadata for a prefix (no global MetaData: several prefixes can coexist)."""
+    md = MetaData()
+    p = prefix
+    job = Table(
+        f"{p}job",
+        md,
+        Column("id", ID_TYPE, primary_key=True, autoincrement=True),
+        Column("kind", String(200), nullable=False),
+        Column("ref", String(255), nullable=True),
+        Column("payload", PAYLOAD_TYPE, nullable=True),
+        Column("state", String(16), nullable=False, server_default="open"),
+        Column("attempts", Integer, nullable=False, server_default="0"),
+        Column("max_attempts", Integer, nullable=False, server_default="5"),
+        Column("run_at", UTCDateTime(), nullable=False),
+        Column("scheduled_for", UTCDateTime(), nullable=True),
+        Column("locked_by", String(255), nullable=True),
+        Column("locked_until", UTCDateTime(), nullable=True),
+        Column("last_error", Text, nullable=True),
+        Column("output", Text, nullable=True),
+        Column("created_at", UTCDateTime(), nullable=False),
+        Column("started_at", UTCDateTime(), nullable=True),
+        Column("finished_at", UTCDateTime(), nullable=True),
+        CheckConstraint(
+            "state IN ('open', 'running', 'done', 'failed', 'cancelled')",
+            name=f"{p}job_state_check",
+        ),
+        UniqueConstraint("kind", "ref", name=f"{p}job_kind_ref_key"),
+    )
+    # Claim index, partial where the dialect has partial indexes.
+    Index(
+        f"{p}job_claim_idx",
+        job.c.run_at,
+        job.c.id,
+        postgresql_where=text("state = 'open'"),
+        sqlite_where=text("state = 'open'"),
+    ).ddl_if(dialect=("postgresql", "sqlite"))
+    Index(f"{p}job_claim_idx", job.c.state, job.c.run_at, job.c.id).ddl_if(
+        dialect=("mysql", "mariadb", "mssql")
+    )
+    # Leases to reap, stats windows and cleanup: (state, finished_at) / (state, locked_until).
+    Index(f"{p}job_state_finished_idx", job.c.state, job.c.finished_at)
+    Index(f"{p}job_state_locked_idx", job.c.state, job.c.locked_until)
+    Index(f"{p}job_kind_state_idx", job.c.kind, job.c.state)
+
+    scheduled_runs = Table(
+        f"{p}scheduled_runs",
+        md,
+        Column("id", ID_TYPE, primary_key=True, autoincrement=True),
+        Column("job_name", String(200), nullable=False),
+        Column("scheduled_for", UTCDateTime(), nullable=False),
+        Column("enqueued_at", UTCDateTime(), nullable=False),
+        Column("job_id", ID_TYPE, nullable=True),
+        Column("outcome", String(16), nullable=False, server_default="enqueued"),
+        CheckConstraint(
+            "outcome IN ('enqueued', 'skipped')", name=f"{p}scheduled_runs_outcome_check"
+        ),
+        UniqueConstraint("job_name", "scheduled_for", name=f"{p}scheduled_runs_slot_key"),
+    )
+    leases = Table(
+        f"{p}job_leases",
+        md,
+        Column("name", String(200), primary_key=True),
+        Column("holder", String(255), nullable=False),
+        Column("expires_at", UTCDateTime(), nullable=False),
+    )
+    return Tables(md, job, scheduled_runs, leases, prefix)
