@@ -1,0 +1,36 @@
+"""A claiming process for the concurrency test: claims in batches until the queue is empty,
+completes what it claimed, and prints the ids it completed as JSON plus any errors."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from migrate_cron.store import open_store
+
+
+def main(url: str, prefix: str, worker: str, batch: int) -> None:
+    store = open_store(url, prefix=prefix)
+    done: list[int] = []
+    errors: list[str] = []
+    empty_in_a_row = 0
+    while empty_in_a_row < 3:
+        try:
+            jobs = store.claim(worker, batch, lease=300)
+            if not jobs:
+                empty_in_a_row += 1
+                continue
+            empty_in_a_row = 0
+            ids = [j.id for j in jobs]
+            if store.complete(worker, ids) != len(ids):
+                errors.append(f"fenced out of {ids}")
+            done.extend(ids)
+        except Exception as exc:  # reported, the test asserts there are none
+            errors.append(f"{type(exc).__name__}: {exc}")
+            if len(errors) > 50:
+                break
+    json.dump({"done": done, "errors": errors}, sys.stdout)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]))
