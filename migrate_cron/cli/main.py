@@ -45,6 +45,10 @@ def _root(
 def _register() -> None:
     """Each command module adds its commands; imports inside them stay lazy."""
     # One line per command module, each with ``register(app)``.
+    __import__("migrate_cron.cli.status", fromlist=["register"]).register(app)  # +jobs, cleanup…
+    __import__("migrate_cron.cli.generate", fromlist=["register"]).register(app)
+    __import__("migrate_cron.cli.worker", fromlist=["register"]).register(app)
+    __import__("migrate_cron.cli.db", fromlist=["register"]).register(app)
 
 
 _register()

@@ -12,8 +12,11 @@ from migrate_cron.store.models import (
     EnqueueResult,
     Job,
     KindStats,
+    KindStatus,
+    QueueStatus,
     ReapResult,
     RunResult,
+    SlotStatus,
 )
 
 __all__ = [
@@ -21,9 +24,12 @@ __all__ = [
     "EnqueueResult",
     "Job",
     "KindStats",
+    "KindStatus",
     "Listener",
+    "QueueStatus",
     "ReapResult",
     "RunResult",
+    "SlotStatus",
     "Store",
     "open_store",
 ]

@@ -45,6 +45,7 @@ from migrate_cron.store.models import (
     EnqueueResult,
     Job,
     KindStats,
+    QueueStatus,
     ReapResult,
     RunResult,
 )
@@ -259,6 +260,33 @@ class Store:
         self._notify(conn, kind)
         return EnqueueResult(int(new_id), True)
 
+    def enqueue_many(
+        self,
+        kind: str,
+        payloads: Sequence[Any],
+        *,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        chunk: int = 1000,
+        conn: Connection | None = None,
+    ) -> int:
+        """Add one ready job per payload (no dedupe key) with multi-row INSERTs; returns how
+        many. For bulk loads and benchmarks; idle workers get one wake-up per chunk."""
+        job = self.tables.job
+        stmt = insert(job).values(
+            kind=kind,
+            state="open",
+            attempts=0,
+            max_attempts=max_attempts,
+            run_at=self.now_sql(),
+            created_at=self.now_sql(),
+        )
+        for i in range(0, len(payloads), chunk):
+            rows = [{"payload": p} for p in payloads[i : i + chunk]]
+            with contextlib.nullcontext(conn) if conn is not None else self.transaction() as c:
+                c.execute(stmt, rows)
+                self._notify(c, kind)
+        return len(payloads)
+
     def enqueue_run(
         self,
         job_name: str,
@@ -320,6 +348,44 @@ class Store:
                 select(func.max(runs.c.scheduled_for)).where(runs.c.job_name == job_name)
             ).scalar_one_or_none()
 
+    def last_runs(self, job_names: Sequence[str] | None = None) -> dict[str, datetime]:
+        """The newest recorded slot per job, in one query per 500 names (the scheduler loads
+        10,000 jobs at start and on every leadership change). Jobs never recorded are absent."""
+        runs = self.tables.scheduled_runs
+        q = select(runs.c.job_name, func.max(runs.c.scheduled_for)).group_by(runs.c.job_name)
+        out: dict[str, datetime] = {}
+        with self.transaction(readonly=True) as conn:
+            if job_names is None:
+                out.update((r[0], r[1]) for r in conn.execute(q))
+            names = list(job_names or ())
+            for i in range(0, len(names), 500):
+                chunk = q.where(runs.c.job_name.in_(names[i : i + 500]))
+                out.update((r[0], r[1]) for r in conn.execute(chunk))
+        return out
+
+    def record_skipped(
+        self, job_name: str, slots: Sequence[datetime], batch: int = 500
+    ) -> list[datetime]:
+        """Record slots as ``skipped`` (no job), insert-if-absent; returns the slots newly
+        recorded. In transactions of ``batch`` rows: a long outage of a minutely job can mean
+        many thousands of rows."""
+        runs = self.tables.scheduled_runs
+        fresh: list[datetime] = []
+        for i in range(0, len(slots), batch):
+            with self.transaction() as conn:
+                for s in slots[i : i + batch]:
+                    slot = s.astimezone(UTC)
+                    values = {
+                        "job_name": job_name,
+                        "scheduled_for": slot,
+                        "enqueued_at": self.now_sql(),
+                        "outcome": "skipped",
+                    }
+                    key = ("job_name", "scheduled_for")
+                    if self._insert_if_absent(conn, runs, values, key) is not None:
+                        fresh.append(slot)
+        return fresh
+
     def runs(self, job_name: str | None = None, limit: int = 1000) -> list[dict[str, Any]]:
         runs = self.tables.scheduled_runs
         q = select(runs).order_by(runs.c.scheduled_for.desc(), runs.c.id.desc()).limit(limit)
@@ -375,6 +441,20 @@ class Store:
                 .values(locked_until=self.after_sql(lease))
             )
             return int(res.rowcount)
+
+    def owned_jobs(self, worker_id: str, ids: Sequence[int]) -> list[int]:
+        """Which of ``ids`` this worker still holds (running under its lease). The worker asks
+        when a heartbeat extended fewer leases than it sent, to stop the runs it lost."""
+        if not ids:
+            return []
+        job = self.tables.job
+        with self.transaction(readonly=True) as conn:
+            return [
+                int(i)
+                for i in conn.execute(
+                    select(job.c.id).where(job.c.id.in_(list(ids)), *self._fence(worker_id))
+                ).scalars()
+            ]
 
     def complete(
         self, worker_id: str, ids: Sequence[int], outputs: dict[int, str] | None = None
@@ -618,31 +698,39 @@ class Store:
     def _delete_runs(
         self, age: float, batch: int, on_progress: Callable[[str, int], None] | None
     ) -> int:
+        """Old slot rows, job by job, in chunks on the slot key (job_name, scheduled_for).
+
+        The newest slot per job is read once, up front, and never deleted: the missed-run
+        policies (run-once, backfill) start from it. Slots recorded after that read are newer
+        and therefore kept too.
+        """
         runs = self.tables.scheduled_runs
-        newest = (
-            select(runs.c.job_name, func.max(runs.c.scheduled_for).label("newest"))
-            .group_by(runs.c.job_name)
-            .subquery()
-        )
+        with self.transaction(readonly=True) as conn:
+            newest = conn.execute(
+                select(runs.c.job_name, func.max(runs.c.scheduled_for)).group_by(runs.c.job_name)
+            ).all()
         total = 0
-        while True:
-            with self.transaction() as conn:
-                ids = list(
-                    conn.execute(
-                        select(runs.c.id)
-                        .join(newest, newest.c.job_name == runs.c.job_name)
-                        .where(
-                            runs.c.scheduled_for < newest.c.newest,
-                            runs.c.enqueued_at < self.after_sql(-age),
-                        )
-                        .limit(batch)
-                    ).scalars()
-                )
-                if not ids:
-                    return total
-                total += int(conn.execute(delete(runs).where(runs.c.id.in_(ids))).rowcount)
-            if on_progress:
-                on_progress("scheduled_runs", total)
+        for name, keep in newest:
+            while True:
+                with self.transaction() as conn:
+                    ids = list(
+                        conn.execute(
+                            select(runs.c.id)
+                            .where(
+                                runs.c.job_name == name,
+                                runs.c.scheduled_for < keep,
+                                runs.c.enqueued_at < self.after_sql(-age),
+                            )
+                            .order_by(runs.c.scheduled_for)
+                            .limit(batch)
+                        ).scalars()
+                    )
+                    if not ids:
+                        break
+                    total += int(conn.execute(delete(runs).where(runs.c.id.in_(ids))).rowcount)
+                if on_progress:
+                    on_progress("scheduled_runs", total)
+        return total
 
     def stats(self) -> list[KindStats]:
         """Counts per kind and state, and the age of the oldest ready job per kind.
@@ -688,6 +776,39 @@ class Store:
                     )
                 )
         return out
+
+    def status(
+        self, since: datetime, now: datetime | None = None, *, slots: bool = True
+    ) -> QueueStatus:
+        """Per-kind counts, oldest ready job, run-time percentiles of jobs done since ``since``,
+        last success/failure, and the newest slot of each scheduled job (``slots``).
+
+        Index-bounded: cost follows the live rows, the window and the number of kinds, not
+        the number of done rows (see ``store/status.py``). ``now`` defaults to the database
+        clock (or the injected one).
+        """
+        from migrate_cron.store.status import StatusQueries
+
+        return StatusQueries(self).run(since, now or self.db_now(), slots=slots)
+
+    def count_jobs(
+        self,
+        ids: Sequence[int] | None = None,
+        *,
+        kind: str | None = None,
+        states: Sequence[str] | None = None,
+    ) -> int:
+        """How many jobs match (for "retry 12 jobs?" prompts before a bulk change)."""
+        job = self.tables.job
+        q = select(func.count()).select_from(job)
+        if ids is not None:
+            q = q.where(job.c.id.in_(list(ids)))
+        if kind is not None:
+            q = q.where(job.c.kind == kind)
+        if states is not None:
+            q = q.where(job.c.state.in_(list(states)))
+        with self.transaction(readonly=True) as conn:
+            return int(conn.execute(q).scalar_one())
 
     # ------------------------------------------------------------------ leases
     def acquire_lease(self, name: str, holder: str, ttl: float) -> bool:

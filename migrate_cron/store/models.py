@@ -69,3 +69,51 @@ class KindStats:
     cancelled: int = 0
     oldest_ready_age: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class KindStatus:
+    """One kind in ``Store.status``: live counts, and what happened inside the window.
+
+    ``done`` and the durations cover jobs finished since the window start; ``failed`` and
+    ``cancelled`` are all rows in that state (a failed job needs a person until handled).
+    """
+
+    kind: str
+    ready: int = 0
+    scheduled: int = 0
+    running: int = 0
+    done: int = 0
+    failed: int = 0
+    cancelled: int = 0
+    oldest_ready_at: datetime | None = None
+    duration_p50: float | None = None
+    duration_p95: float | None = None
+    duration_max: float | None = None
+    last_success: datetime | None = None
+    last_failure: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SlotStatus:
+    """The newest recorded cron slot of a scheduled job and the job it enqueued (if any)."""
+
+    job_name: str
+    slot: datetime
+    outcome: str
+    enqueued_at: datetime
+    job_id: int | None = None
+    job_state: str | None = None
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class QueueStatus:
+    """Raw facts for ``migrate-cron status``; ``migrate_cron.ops.status`` turns them into a
+    report (ages, lag, next slots) and checks thresholds."""
+
+    now: datetime
+    since: datetime
+    kinds: tuple[KindStatus, ...] = ()
+    slots: tuple[SlotStatus, ...] = ()

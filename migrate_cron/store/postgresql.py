@@ -20,9 +20,10 @@ class PostgresListener(Listener):
 
     def __init__(self, store: PostgresStore) -> None:
         raw = store.engine.raw_connection()
+        # Take the driver connection before detaching: a detached fairy no longer exposes it.
+        self._conn: Any = raw.driver_connection
         raw.detach()  # never goes back to the pool with LISTEN active
         self._raw = raw
-        self._conn: Any = raw.driver_connection
         self._conn.autocommit = True
         self._conn.execute(f'LISTEN "{store.channel}"')
 

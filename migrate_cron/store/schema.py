@@ -136,7 +136,9 @@ def build_tables(prefix: str = "") -> Tables:
     # Leases to reap, stats windows and cleanup: (state, finished_at) / (state, locked_until).
     Index(f"{p}job_state_finished_idx", job.c.state, job.c.finished_at)
     Index(f"{p}job_state_locked_idx", job.c.state, job.c.locked_until)
-    Index(f"{p}job_kind_state_idx", job.c.kind, job.c.state)
+    # (kind, state, finished_at): per-kind filters, and status's "last success / last failure
+    # per kind" as one index probe each (and the loose scan that lists the kinds).
+    Index(f"{p}job_kind_state_idx", job.c.kind, job.c.state, job.c.finished_at)
 
     scheduled_runs = Table(
         f"{p}scheduled_runs",

@@ -1,0 +1,102 @@
+"""``migrate-cron cleanup``: delete old finished jobs and old slot rows in short chunks.
+
+Each chunk is its own transaction of at most ``--batch`` rows, so workers keep claiming while
+it runs. The newest ``scheduled_runs`` row of every job is always kept: the run-once and
+backfill policies start from it. Run it daily, from cron or as a registry job of its own
+(see docs/operating.md).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from migrate_cron.cli.common import DatabaseUrl, JsonFlag, TablePrefix
+from migrate_cron.config import DEFAULT_DATABASE_URL
+
+NEVER = ("never", "off", "none")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("cleanup")(cleanup)
+
+
+def cleanup(
+    done_older_than: Annotated[
+        str,
+        typer.Option(
+            "--done-older-than",
+            help="Delete done jobs (and old slot rows) older than this; 'never' keeps them.",
+        ),
+    ] = "7d",
+    failed_older_than: Annotated[
+        str,
+        typer.Option(
+            "--failed-older-than",
+            help="Delete failed and cancelled jobs older than this; 'never' keeps them.",
+        ),
+    ] = "90d",
+    batch: Annotated[
+        int, typer.Option("--batch", min=1, max=100_000, help="Rows per delete transaction.")
+    ] = 1000,
+    as_json: JsonFlag = False,
+    database_url: DatabaseUrl = DEFAULT_DATABASE_URL,
+    table_prefix: TablePrefix = "",
+) -> None:
+    """Delete old finished jobs in short chunks.
+
+    Done jobs older than --done-older-than, failed and cancelled jobs older than
+    --failed-older-than, and scheduled_runs rows older than --done-older-than except the newest
+    one per job (the missed-run policies need it).
+    """
+    from migrate_cron.cli.common import open_store, print_json, stderr_console
+
+    done_age = _age(done_older_than, "--done-older-than")
+    failed_age = _age(failed_older_than, "--failed-older-than")
+    console = stderr_console()
+    progress = console.is_terminal and sys.stdout.isatty() and not as_json
+
+    def on_progress(what: str, n: int) -> None:
+        if progress:
+            console.print(f"\rdeleting {what}: {n}", end="", highlight=False)
+
+    store = open_store(database_url, table_prefix)
+    try:
+        result = store.cleanup(
+            done_older_than=done_age,
+            failed_older_than=failed_age,
+            batch=batch,
+            on_progress=on_progress,
+        )
+    finally:
+        store.dispose()
+        if progress:
+            console.print()
+    if as_json:
+        print_json(
+            {
+                "done": result.done,
+                "failed": result.failed,
+                "cancelled": result.cancelled,
+                "scheduled_runs": result.scheduled_runs,
+            }
+        )
+        return
+    sys.stdout.write(
+        f"removed {result.done} done, {result.failed} failed and {result.cancelled} cancelled "
+        f"job(s), and {result.scheduled_runs} old scheduled_runs row(s)\n"
+    )
+
+
+def _age(text: str, option: str) -> float | None:
+    from migrate_cron.errors import UsageError
+    from migrate_cron.ops.durations import parse_duration
+
+    if text.strip().lower() in NEVER:
+        return None
+    seconds = parse_duration(text, option=option)
+    if seconds <= 0:
+        raise UsageError(f"{option}: must be longer than 0s (or 'never')")
+    return seconds

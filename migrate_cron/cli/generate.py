@@ -1,0 +1,169 @@
+"""``migrate-cron generate …``: files for the user's project (the Alembic revision here)."""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from migrate_cron.cli.common import JsonFlag, TablePrefix, info, print_json
+
+generate_app = typer.Typer(
+    help="Write files for your project: an Alembic revision for the migrate-cron tables.",
+    no_args_is_help=True,
+)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(generate_app, name="generate")
+
+
+class Dialect(StrEnum):
+    postgresql = "postgresql"
+    mysql = "mysql"
+    mariadb = "mariadb"
+    sqlite = "sqlite"
+    mssql = "mssql"
+
+
+ConfigFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        "-c",
+        help="Your alembic.ini. Default: ./alembic.ini, or [tool.alembic] in ./pyproject.toml.",
+        show_default=False,
+    ),
+]
+Directory = Annotated[
+    Path | None,
+    typer.Option(
+        "--directory",
+        "-d",
+        help="Your Alembic script directory (holding env.py), instead of --config.",
+        show_default=False,
+    ),
+]
+InitDir = Annotated[
+    Path | None,
+    typer.Option(
+        "--init",
+        metavar="DIR",
+        help="No Alembic yet? Create a working environment in DIR (and alembic.ini) first.",
+        show_default=False,
+    ),
+]
+Head = Annotated[
+    str | None,
+    typer.Option("--head", help="Append to this revision when your history has several heads."),
+]
+BranchLabel = Annotated[
+    str | None,
+    typer.Option(
+        "--branch-label",
+        help="Start an independent branch with this label (you then `alembic upgrade heads`).",
+    ),
+]
+Sql = Annotated[
+    bool,
+    typer.Option("--sql", help="Print the DDL for --dialect instead of writing a file (offline)."),
+]
+DialectOption = Annotated[
+    Dialect | None,
+    typer.Option("--dialect", help="The database for --sql.", case_sensitive=False),
+]
+
+
+@generate_app.command("migration")
+def migration(
+    table_prefix: TablePrefix = "",
+    config: ConfigFile = None,
+    directory: Directory = None,
+    init: InitDir = None,
+    head: Head = None,
+    branch_label: BranchLabel = None,
+    sql: Sql = False,
+    dialect: DialectOption = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Add an Alembic revision creating the migrate-cron tables to your Alembic history.
+
+    It is appended to your single head, so `alembic upgrade head` creates the tables with the
+    rest of your schema. The file imports only alembic and SQLAlchemy.
+    """
+    from migrate_cron.config import validate_prefix
+    from migrate_cron.errors import UsageError
+
+    prefix = validate_prefix(table_prefix)
+    if sql or dialect is not None:
+        if not (sql and dialect is not None):
+            raise UsageError("--sql and --dialect go together: --sql --dialect postgresql")
+        _print_sql(prefix, dialect.value)
+        return
+    if init is not None and directory is not None:
+        raise UsageError("--init creates the directory: leave out --directory")
+    if head and branch_label:
+        raise UsageError("--head appends to a revision, --branch-label starts a branch: pick one")
+    _write(prefix, config, directory, init, head, branch_label, as_json)
+
+
+def _print_sql(prefix: str, dialect: str) -> None:
+    from migrate_cron.generate.migration import offline_sql
+
+    sys.stdout.write(offline_sql(prefix, dialect))
+
+
+def _write(
+    prefix: str,
+    config: Path | None,
+    directory: Path | None,
+    init: Path | None,
+    head: str | None,
+    branch_label: str | None,
+    as_json: bool,
+) -> None:
+    from alembic.script import ScriptDirectory
+
+    from migrate_cron.generate.migration import include_object_snippet, render_revision
+    from migrate_cron.generate.migration import write_revision as write
+    from migrate_cron.generate.project import find_script_directory, init_project
+
+    cwd = Path.cwd()
+    if init is not None:
+        ini = init_project(cwd, init, config, prefix)
+        info(f"created an Alembic environment in {cwd / init} and {ini}")
+        script = ScriptDirectory(str(cwd / init), messaging_opts={"quiet": True})
+    else:
+        script = find_script_directory(cwd, config, directory)
+    revision = render_revision(prefix)
+    written = write(script, revision, head=head, branch_label=branch_label)
+    snippet = include_object_snippet(prefix)
+    if as_json:
+        print_json(
+            {
+                "path": str(written.path),
+                "revision": written.rev_id,
+                "down_revision": written.down_revision,
+                "branch_labels": list(written.branch_labels),
+                "table_prefix": prefix,
+                "tables": list(revision.table_names),
+                "include_object": snippet,
+            }
+        )
+    else:
+        typer.echo(str(written.path))
+    revises = written.down_revision or "base"
+    info(f"wrote revision {written.rev_id} (revises {revises}): {', '.join(revision.table_names)}")
+    if branch_label:
+        info(f"it starts branch {branch_label!r}: run `alembic upgrade heads` (note the s)")
+    else:
+        info("next: `alembic upgrade head`")
+    if init is None and not as_json:
+        # Plain write, not rich: the snippet must survive copy-paste unwrapped.
+        sys.stderr.write(
+            "\nPaste this into your env.py so autogenerate never proposes to drop these "
+            f"tables:\n\n{snippet}"
+        )

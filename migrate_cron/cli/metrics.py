@@ -1,0 +1,78 @@
+"""``migrate-cron metrics``: a Prometheus endpoint computed from the queue at scrape time."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from migrate_cron.cli.common import DatabaseUrl, TablePrefix
+from migrate_cron.cli.status import OptionalRegistry
+from migrate_cron.config import DEFAULT_DATABASE_URL
+
+
+def register(app: typer.Typer) -> None:
+    app.command("metrics")(metrics)
+
+
+def metrics(
+    port: Annotated[
+        int, typer.Option("--port", min=0, max=65535, help="TCP port (0: pick a free one).")
+    ] = 9464,
+    host: Annotated[
+        str, typer.Option("--host", help="Address to listen on (0.0.0.0 for all interfaces).")
+    ] = "127.0.0.1",
+    window: Annotated[
+        str, typer.Option("--window", help="Window for done counts and durations (e.g. 1h).")
+    ] = "1h",
+    registry: OptionalRegistry = None,
+    database_url: DatabaseUrl = DEFAULT_DATABASE_URL,
+    table_prefix: TablePrefix = "",
+) -> None:
+    """Serve Prometheus metrics computed from the queue at scrape time.
+
+    Per kind: oldest ready age, failed jobs, duration quantiles, jobs per state; per scheduled
+    job: scheduling lag and next slot. Runs until Ctrl-C or SIGTERM.
+    """
+    import signal
+    import threading
+
+    from prometheus_client import start_http_server
+
+    from migrate_cron.cli.common import info, open_store
+    from migrate_cron.cli.status import optional_registry
+    from migrate_cron.errors import MigrateCronError, UsageError
+    from migrate_cron.metrics import metrics_registry
+    from migrate_cron.ops.durations import parse_duration
+
+    seconds = parse_duration(window, option="--window")
+    if seconds <= 0:
+        raise UsageError("--window: must be longer than 0s")
+    specs = optional_registry(registry)
+    store = open_store(database_url, table_prefix)
+    stop = threading.Event()
+    try:
+        try:
+            server, thread = start_http_server(
+                port, addr=host, registry=metrics_registry(store, seconds, specs)
+            )
+        except OSError as exc:
+            raise MigrateCronError(
+                f"cannot listen on {host}:{port}: {exc.strerror or exc}"
+            ) from None
+        bound = server.server_address[1]
+        url_host = f"[{host}]" if ":" in host else host
+        info(f"serving metrics on http://{url_host}:{bound}/metrics (database {store.url_safe})")
+        sys.stderr.flush()
+        signal.signal(signal.SIGTERM, lambda *_: stop.set())
+        try:
+            while not stop.wait(1.0):
+                pass
+        except KeyboardInterrupt:
+            pass
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+    finally:
+        store.dispose()

@@ -1,0 +1,136 @@
+"""``migrate-cron worker``: run jobs from the queue until stopped (or, with --once, drained)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from migrate_cron.cli.common import DatabaseUrl, RegistryPath, TablePrefix
+from migrate_cron.config import DEFAULT_DATABASE_URL, DEFAULT_REGISTRY
+
+
+def register(app: typer.Typer) -> None:
+    app.command("worker")(worker)
+
+
+def worker(
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", "-c", help="Jobs run at the same time (threads).")
+    ] = 4,
+    kinds: Annotated[
+        str | None,
+        typer.Option("--kinds", help="Only these kinds, comma-separated (default: all)."),
+    ] = None,
+    batch: Annotated[
+        int | None,
+        typer.Option("--batch", help="Jobs claimed per query (default: --concurrency)."),
+    ] = None,
+    lease: Annotated[
+        float | None,
+        typer.Option(
+            "--lease", help="Seconds a claim is held without a heartbeat (default: 3 × heartbeat)."
+        ),
+    ] = None,
+    heartbeat: Annotated[
+        float, typer.Option("--heartbeat", help="Seconds between lease renewals and reaps.")
+    ] = 10.0,
+    grace: Annotated[
+        float,
+        typer.Option("--grace", help="Seconds running jobs get to finish after SIGTERM/SIGINT."),
+    ] = 30.0,
+    once: Annotated[
+        bool, typer.Option("--once", help="Run until no job is ready, then exit (cron, tests).")
+    ] = False,
+    poll: Annotated[
+        float,
+        typer.Option("--poll", help="Longest wait between polls of an idle queue, in seconds."),
+    ] = 1.0,
+    json_logs: Annotated[
+        bool, typer.Option("--json-logs", help="One JSON object per log line on stderr.")
+    ] = False,
+    imports: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--import",
+            "-i",
+            help="Python module that registers @handler functions (repeatable).",
+        ),
+    ] = None,
+    database_url: DatabaseUrl = DEFAULT_DATABASE_URL,
+    table_prefix: TablePrefix = "",
+    registry: RegistryPath = DEFAULT_REGISTRY,
+) -> None:
+    """Claim ready jobs and run them: registry commands as cron would, Python handlers in
+    threads. Failures are retried with backoff, then shelved as failed with their error.
+
+    Stop with SIGTERM or Ctrl-C: running jobs get --grace seconds, the rest go back to the
+    queue; a second signal stops at once.
+    """
+    from migrate_cron.cli.common import open_store
+    from migrate_cron.worker.catalog import Catalog
+    from migrate_cron.worker.log import WorkerLog
+    from migrate_cron.worker.loop import Worker
+    from migrate_cron.worker.settings import WorkerSettings
+
+    kind_list = tuple(k.strip() for k in (kinds or "").split(",") if k.strip())
+    settings = WorkerSettings(
+        concurrency=concurrency,
+        batch=batch,
+        lease=lease,
+        heartbeat=heartbeat,
+        grace=grace,
+        once=once,
+        kinds=kind_list,
+        poll=poll,
+    )
+    _import_modules(imports or [])
+    reg = _load_registry(registry, bool(imports))
+    catalog = Catalog.build(reg, kind_list or None)
+    store = open_store(database_url, table_prefix)
+    w = Worker(store, catalog, settings, log=WorkerLog(json_lines=json_logs))
+
+    def on_signal(_signum: int, _frame: object) -> None:
+        w.request_stop()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    try:
+        summary = w.run()
+    finally:
+        store.dispose()
+    if summary.abandoned:
+        # Handler threads that ignored the stop still run; their jobs are released. Leave now.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+
+
+def _import_modules(modules: list[str]) -> None:
+    """Import the application's handler modules, from the current directory like ``python -m``."""
+    import importlib
+
+    from migrate_cron.errors import UsageError
+
+    if "" not in sys.path and os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except Exception as exc:
+            raise UsageError(f"--import {name}: {type(exc).__name__}: {exc}") from None
+
+
+def _load_registry(path: str, have_imports: bool):  # type: ignore[no-untyped-def]
+    """The registry file; without one, decorated handlers alone (when --import was given)."""
+    from migrate_cron.registry import Registry, load_registry
+
+    if have_imports and not Path(path).exists():
+        return Registry(path, {})
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())  # registry handlers are imported like --import modules
+    return load_registry(path)

@@ -1,0 +1,402 @@
+"""A cron schedule and its fire times, identical to Debian/Vixie cron including DST.
+
+Wall-clock matching goes through croniter (pinned ``>=7,<8``) on naive local times, with the
+expression first expanded by :mod:`migrate_cron.crontab.fields` into explicit number lists, so
+croniter never interprets cron syntax itself (``a-a`` ranges, names, 7 = Sunday, steps are already
+resolved). The day-of-month/day-of-week rule is applied by us from cron's "field starts with *"
+flags: AND → one croniter with ``day_or=False``; OR → two croniters (days of month with any
+weekday, weekdays with any day of month) merged.
+
+Daylight saving time — the rule implemented, from Vixie cron 3.0 ``cron.c`` (Debian's cron), whose
+man page says: "Special considerations exist when the clock is changed by less than 3 hours, for
+example at the beginning and end of daylight savings time. If the time has moved forwards, those
+jobs which would have run in the time that was skipped will be run soon after the change.
+Conversely, if the time has moved backwards by less than 3 hours, those jobs that fall into the
+repeated time will not be re-run. Only jobs that run at a particular time (not specified as @hourly,
+nor with '*' in the hour or minute specifier) are affected by this. Jobs which are specified with
+wildcards are run based on the new time immediately." In ``cron.c`` terms:
+
+* a *fixed-time* job is one whose minute and hour fields both do not start with ``*``;
+* clocks go forward (wall times that do not exist): a fixed-time job due in the gap fires once at
+  the instant of the change (e.g. 02:30 on the spring-forward day in Europe/Berlin fires at 03:00
+  CEST = 01:00 UTC); a wildcard job simply has no run for the skipped wall times;
+* clocks go back (wall times that exist twice): a fixed-time job fires only in the first pass;
+  a wildcard job follows the wall clock and fires in both passes;
+* a change of 3 hours or more is "the clock was set": every job skips the gap and repeats the
+  repeated time (cron's ``default`` case);
+* two slots of one fixed-time job that land on the same instant (``0 2,3 * * *`` on the
+  spring-forward day) count once — cron would start the command twice within seconds, we keep
+  one slot per instant because a slot is the unique key of a scheduled run.
+
+This matches cronsim (which documents Debian semantics), our test reference.
+"""
+
+from __future__ import annotations
+
+import heapq
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from functools import lru_cache
+
+from croniter import croniter
+from croniter.croniter import CroniterBadDateError
+
+from migrate_cron.crontab.fields import (
+    MACROS,
+    CronFields,
+    ScheduleError,
+    parse_fields,
+    split_fields,
+)
+from migrate_cron.crontab.timezone import Transition, ZoneTable, zone_table
+
+__all__ = ["Schedule", "ScheduleError"]
+
+_MINUTE = timedelta(minutes=1)
+_TINY = timedelta(microseconds=1)
+_NO_TRANSITION_SPAN = timedelta(days=366)
+#: How far back ``latest_at_or_before`` looks (four years: a Feb 29 job still has an answer).
+LOOKBACK = timedelta(days=4 * 366)
+_EPOCH = datetime(2000, 1, 1)
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """One cron schedule in one timezone. Immutable, hashable, cheap to create repeatedly.
+
+    ``expr`` is kept as written (trimmed); ``tz`` is an IANA zone name. All returned times are
+    aware UTC datetimes. Parsed state is cached per expression, so creating the same schedule for
+    10,000 jobs or 100,000 crontab lines parses it once.
+    """
+
+    expr: str
+    tz: str = "UTC"
+    _plan: _Plan = field(init=False, repr=False, compare=False, hash=False)
+    _zone: ZoneTable = field(init=False, repr=False, compare=False, hash=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "expr", self.expr.strip())
+        object.__setattr__(self, "_plan", _compile(self.expr, allow_reboot=True))
+        object.__setattr__(self, "_zone", zone_table(self.tz))
+
+    @classmethod
+    def parse(cls, expr: str, tz: str = "UTC", *, allow_reboot: bool = False) -> Schedule:
+        """Validate like cron does and return the schedule; raise ScheduleError otherwise.
+
+        ``@reboot`` is rejected unless ``allow_reboot`` (it has no fire times; the methods that
+        compute them then raise ScheduleError).
+        """
+        plan = _compile(expr.strip(), allow_reboot=allow_reboot)
+        del plan
+        return cls(expr, tz)
+
+    # -- what it is -------------------------------------------------------------------------
+
+    @property
+    def is_reboot(self) -> bool:
+        return self._plan.fields is None
+
+    @property
+    def fields(self) -> CronFields:
+        """The expanded field sets (raises ScheduleError for @reboot)."""
+        return self._need_fields()
+
+    @property
+    def fixed_time(self) -> bool:
+        """Cron's fixed-time job (minute and hour not starting with *): DST-sensitive."""
+        return self._need_fields().fixed_time
+
+    def describe(self) -> str:
+        """The schedule in words, e.g. "at 02:30 every day"."""
+        return _describe_cached(self.expr) if self._plan.fields else "at boot (when cron starts)"
+
+    def runs_per_day(self) -> float:
+        """Average fire times per day over a four-year cycle (DST ignored); 0 for @reboot."""
+        return _runs_per_day(self.expr) if self._plan.fields else 0.0
+
+    # -- when it fires ----------------------------------------------------------------------
+
+    def next_after(self, t: datetime) -> datetime:
+        """The first fire time strictly after ``t`` (aware), as aware UTC."""
+        for instant in self._instants_after(_to_utc(t)):
+            return instant.replace(tzinfo=UTC)
+        raise ScheduleError(f"{self.expr!r} never fires again")  # pragma: no cover
+
+    def next_runs(self, t: datetime, count: int) -> list[datetime]:
+        """The next ``count`` fire times strictly after ``t``, aware UTC, ascending."""
+        out: list[datetime] = []
+        if count <= 0:
+            return out
+        for instant in self._instants_after(_to_utc(t)):
+            out.append(instant.replace(tzinfo=UTC))
+            if len(out) >= count:
+                break
+        return out
+
+    def iter_between(self, start: datetime, end: datetime) -> Iterator[datetime]:
+        """Fire times f with start < f <= end, aware UTC, ascending."""
+        stop = _to_utc(end)
+        for instant in self._instants_after(_to_utc(start)):
+            if instant > stop:
+                return
+            yield instant.replace(tzinfo=UTC)
+
+    def latest_at_or_before(self, t: datetime) -> datetime | None:
+        """The latest fire time <= ``t``, or None if there was none in the last four years."""
+        found = self._latest(_to_utc(t))
+        return found.replace(tzinfo=UTC) if found is not None else None
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _need_fields(self) -> CronFields:
+        if self._plan.fields is None:
+            raise ScheduleError("@reboot has no schedule")
+        return self._plan.fields
+
+    def _instants_after(self, after: datetime) -> Iterator[datetime]:
+        """Naive-UTC fire instants > ``after``, ascending, forever (or until none exist)."""
+        self._need_fields()
+        zone = self._zone
+        cursor = after
+        while True:
+            transition = _transition_near(zone, cursor)
+            if transition is None or cursor < transition.at - transition.margin:
+                limit = (
+                    transition.at - transition.margin
+                    if transition is not None
+                    else cursor + _NO_TRANSITION_SPAN
+                )
+                offset = zone.offset_at(cursor)
+                for wall in self._plan.walls_after(_floor_minute(cursor + offset)):
+                    instant = wall - offset
+                    if instant >= limit:
+                        break
+                    cursor = instant
+                    yield instant
+                else:
+                    return  # the schedule never fires again
+                cursor = max(cursor, limit - _TINY)
+            else:
+                end = transition.at + transition.margin
+                for instant in self._around(transition, cursor, end):
+                    cursor = instant
+                    yield instant
+                cursor = max(cursor, end)
+
+    def _around(self, tr: Transition, after: datetime, end: datetime) -> Iterator[datetime]:
+        """Fire instants in (after, end] near one transition, resolving each wall time."""
+        low = min(tr.before, tr.after)
+        high = max(tr.before, tr.after)
+        wild = not self._need_fields().fixed_time or tr.is_jump
+        pending: list[datetime] = []
+        for wall in self._plan.walls_after(_floor_minute(after + low)):
+            for instant in self._resolve(wall, tr, wild):
+                if after < instant <= end:
+                    heapq.heappush(pending, instant)
+            safe = wall - high
+            while pending and pending[0] <= safe:
+                yield heapq.heappop(pending)
+            if safe > end:
+                break
+        while pending:
+            yield heapq.heappop(pending)
+
+    def _resolve(self, wall: datetime, tr: Transition, wild: bool) -> tuple[datetime, ...]:
+        first, second = self._zone.resolve(wall)
+        if first == second:
+            return (wall - first,)
+        if first > second:  # repeated wall time: first pass, and the second for wildcard jobs
+            return (wall - first, wall - second) if wild else (wall - first,)
+        if wild:  # skipped wall time: wildcard jobs have no run
+            return ()
+        jump = self._zone.next_transition(wall - second)
+        return (jump.at,) if jump is not None else ()
+
+    def _latest(self, t: datetime) -> datetime | None:
+        zone = self._zone
+        self._need_fields()
+        cursor = t
+        floor = t - LOOKBACK
+        while cursor > floor:
+            tr = zone.prev_transition(cursor + timedelta(days=1))
+            while tr is not None and tr.at - tr.margin > cursor:
+                tr = zone.prev_transition(tr.at - _TINY)
+            if tr is not None and cursor <= tr.at + tr.margin:
+                best = None
+                for instant in self._instants_after(tr.at - tr.margin - _TINY):
+                    if instant > cursor:
+                        break
+                    best = instant
+                if best is not None:
+                    return best
+                cursor = tr.at - tr.margin - _TINY
+                continue
+            # No irregular window in (lower, cursor]: one offset maps wall times to instants.
+            lower = tr.at + tr.margin if tr is not None else datetime(cursor.year - 2, 1, 1)
+            lower = max(lower, floor)
+            offset = zone.offset_at(cursor)
+            wall = self._plan.wall_before(_floor_minute(cursor + offset) + _MINUTE)
+            if wall is None:
+                return None
+            instant = wall - offset
+            if instant > lower:
+                return instant if instant > floor else None
+            cursor = lower
+        return None
+
+
+def _transition_near(zone: ZoneTable, cursor: datetime) -> Transition | None:
+    """The first transition whose irregular window ends after ``cursor``."""
+    if zone.fixed:
+        return None
+    probe = cursor - timedelta(days=1)
+    while True:
+        tr = zone.next_transition(probe)
+        if tr is None or tr.at + tr.margin > cursor:
+            return tr
+        probe = tr.at
+
+
+def _to_utc(t: datetime) -> datetime:
+    if t.tzinfo is None or t.utcoffset() is None:
+        raise ValueError("schedule times must be timezone-aware datetimes")
+    return t.astimezone(UTC).replace(tzinfo=None)
+
+
+def _floor_minute(t: datetime) -> datetime:
+    return t.replace(second=0, microsecond=0)
+
+
+class _Plan:
+    """Parsed, croniter-ready form of one expression, shared by every Schedule using it.
+
+    croniter objects are stateful (``get_next`` moves them), so each call passes its own start
+    time and runs under a lock; generators never hold the lock across a ``yield``.
+    """
+
+    def __init__(self, fields: CronFields | None) -> None:
+        self.fields = fields
+        self._lock = threading.Lock()
+        self._iters: list[croniter] = []
+        if fields is None:
+            return
+        minutes = _join(fields.minutes, 60)
+        hours = _join(fields.hours, 24)
+        days = _join(fields.days, 31)
+        months = _join(fields.months, 12)
+        weekdays = _join(fields.weekdays, 7)
+        templates: list[str] = []
+        if fields.day_or:
+            if _day_possible(fields):
+                templates.append(f"{minutes} {hours} {days} {months} *")
+            templates.append(f"{minutes} {hours} * {months} {weekdays}")
+        else:
+            templates.append(f"{minutes} {hours} {days} {months} {weekdays}")
+        self._iters = [croniter(t, _EPOCH, day_or=False) for t in templates]
+
+    def walls_after(self, start: datetime) -> Iterator[datetime]:
+        """Naive wall times that match, strictly after ``start``, ascending."""
+        current = start
+        while True:
+            wall = self._step(current, forward=True)
+            if wall is None:
+                return
+            yield wall
+            current = wall
+
+    def wall_before(self, start: datetime) -> datetime | None:
+        """The latest matching wall time strictly before ``start``."""
+        return self._step(start, forward=False)
+
+    def _step(self, start: datetime, *, forward: bool) -> datetime | None:
+        best: datetime | None = None
+        with self._lock:
+            for it in self._iters:
+                try:
+                    if forward:
+                        found = it.get_next(datetime, start_time=start)
+                    else:
+                        found = it.get_prev(datetime, start_time=start)
+                except CroniterBadDateError:
+                    continue
+                if best is None or (found < best if forward else found > best):
+                    best = found
+        return best
+
+
+def _join(values: tuple[int, ...], full: int) -> str:
+    return "*" if len(values) == full else ",".join(map(str, values))
+
+
+def _day_possible(fields: CronFields) -> bool:
+    max_days = (0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+    return min(fields.days) <= max(max_days[m] for m in fields.months)
+
+
+@lru_cache(maxsize=65536)
+def _compile(expr: str, *, allow_reboot: bool) -> _Plan:
+    if not expr:
+        raise ScheduleError("empty schedule")
+    if expr.startswith("@"):
+        return _compile_macro(expr, allow_reboot)
+    tokens = split_fields(expr)
+    if len(tokens) in (6, 7):
+        raise ScheduleError(
+            f"{len(tokens)} fields: looks like a Quartz or seconds-field expression pasted from "
+            "another scheduler (cron has 5: minute hour day-of-month month day-of-week)"
+        )
+    if len(tokens) != 5:
+        raise ScheduleError(
+            f"{len(tokens)} field{'s' if len(tokens) != 1 else ''}: cron needs 5 "
+            "(minute hour day-of-month month day-of-week) or an @macro"
+        )
+    return _Plan(parse_fields(tokens))
+
+
+def _compile_macro(expr: str, allow_reboot: bool) -> _Plan:
+    name = expr[1:]
+    if name == "reboot":
+        if not allow_reboot:
+            raise ScheduleError("@reboot has no schedule")
+        return _Plan(None)
+    if name in MACROS:
+        return _Plan(parse_fields(MACROS[name].split()))
+    known = " ".join("@" + n for n in ("reboot", *MACROS))
+    raise ScheduleError(f'unknown macro "{expr}" (cron knows {known}; names are lower case)')
+
+
+@lru_cache(maxsize=65536)
+def _describe_cached(expr: str) -> str:
+    from migrate_cron.crontab.describe import describe
+
+    fields = _compile(expr, allow_reboot=True).fields
+    assert fields is not None
+    return describe(fields)
+
+
+_CYCLE_START = date(2024, 1, 1)
+_CYCLE_DAYS = tuple(_CYCLE_START + timedelta(days=i) for i in range(4 * 365 + 1))
+
+
+@lru_cache(maxsize=65536)
+def _runs_per_day(expr: str) -> float:
+    fields = _compile(expr, allow_reboot=True).fields
+    assert fields is not None
+    per_day = len(fields.minutes) * len(fields.hours)
+    if len(fields.days) == 31 and len(fields.weekdays) == 7 and len(fields.months) == 12:
+        return float(per_day)
+    days = set(fields.days)
+    weekdays = set(fields.weekdays)
+    months = set(fields.months)
+    day_or = fields.day_or
+    matching = 0
+    for d in _CYCLE_DAYS:
+        if d.month not in months:
+            continue
+        dom = d.day in days
+        dow = (d.isoweekday() % 7) in weekdays
+        if (dom or dow) if day_or else (dom and dow):
+            matching += 1
+    return per_day * matching / len(_CYCLE_DAYS)

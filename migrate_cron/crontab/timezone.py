@@ -1,0 +1,148 @@
+"""UTC-offset transitions of an IANA zone, found once per (zone, year) and cached.
+
+``zoneinfo`` answers "what is the offset at this instant" but not "where are the transitions".
+Schedules need the latter: away from a transition a wall-clock time maps to UTC with one constant
+offset (the fast path, one subtraction), and only within a few hours of a transition do we pay for
+resolving every wall time separately. Transitions are found by sampling the offset once a day and
+bisecting to the second where it changes (zones never change offset twice in one day).
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta, tzinfo
+from functools import lru_cache
+from zoneinfo import ZoneInfo
+
+from migrate_cron.crontab.fields import ScheduleError
+
+_DAY = timedelta(days=1)
+_SECOND = timedelta(seconds=1)
+#: Vixie cron treats a clock change of 3 hours or more as "the time was set", not DST.
+VIXIE_JUMP = timedelta(hours=3)
+
+
+@dataclass(frozen=True)
+class Transition:
+    """The offset changes from ``before`` to ``after`` at instant ``at`` (naive UTC)."""
+
+    at: datetime
+    before: timedelta
+    after: timedelta
+
+    @property
+    def shift(self) -> timedelta:
+        return self.after - self.before
+
+    @property
+    def margin(self) -> timedelta:
+        """How far from ``at`` a wall time can map irregularly (plus an hour of slack)."""
+        return abs(self.shift) + timedelta(hours=1)
+
+    @property
+    def is_jump(self) -> bool:
+        """True when cron would see "the clock was set" instead of a DST change."""
+        return abs(self.shift) >= VIXIE_JUMP
+
+
+class ZoneTable:
+    """Offsets and transitions of one zone; safe to share between threads."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.zone: tzinfo = UTC if name in ("UTC", "Etc/UTC") else _load(name)
+        self.fixed = self.zone is UTC
+        self._years: dict[int, list[Transition]] = {}
+        self._lock = threading.Lock()
+
+    def offset_at(self, instant: datetime) -> timedelta:
+        """UTC offset at a naive-UTC instant."""
+        if self.fixed:
+            return timedelta(0)
+        offset = instant.replace(tzinfo=UTC).astimezone(self.zone).utcoffset()
+        assert offset is not None
+        return offset
+
+    def transitions(self, year: int) -> list[Transition]:
+        found = self._years.get(year)
+        if found is None:
+            found = [] if self.fixed else self._scan(year)
+            with self._lock:
+                self._years[year] = found
+        return found
+
+    def next_transition(self, after: datetime, years: int = 2) -> Transition | None:
+        """The first transition strictly after ``after`` within ``years`` calendar years."""
+        for year in range(after.year, after.year + years + 1):
+            items = self.transitions(year)
+            i = bisect.bisect_right([t.at for t in items], after)
+            if i < len(items):
+                return items[i]
+        return None
+
+    def prev_transition(self, before: datetime, years: int = 2) -> Transition | None:
+        """The last transition at or before ``before`` within ``years`` calendar years."""
+        for year in range(before.year, before.year - years - 1, -1):
+            items = self.transitions(year)
+            i = bisect.bisect_right([t.at for t in items], before)
+            if i > 0:
+                return items[i - 1]
+        return None
+
+    def resolve(self, wall: datetime) -> tuple[timedelta, timedelta]:
+        """The offsets of a naive wall time with fold=0 and fold=1 (PEP 495).
+
+        Equal: the wall time exists once. fold0 > fold1: it exists twice (clocks went back).
+        fold0 < fold1: it does not exist (clocks went forward over it).
+        """
+        if self.fixed:
+            return timedelta(0), timedelta(0)
+        aware = wall.replace(tzinfo=self.zone)
+        first = aware.utcoffset()
+        second = aware.replace(fold=1).utcoffset()
+        assert first is not None and second is not None
+        return first, second
+
+    def _scan(self, year: int) -> list[Transition]:
+        found: list[Transition] = []
+        day = datetime(year, 1, 1)
+        end = datetime(year + 1, 1, 1)
+        previous = self.offset_at(day)
+        while day < end:
+            following = day + _DAY
+            offset = self.offset_at(following)
+            if offset != previous:
+                found.append(self._bisect(day, following, previous, offset))
+                previous = offset
+            day = following
+        return found
+
+    def _bisect(
+        self, low: datetime, high: datetime, before: timedelta, after: timedelta
+    ) -> Transition:
+        while high - low > _SECOND:
+            middle = low + (high - low) / 2
+            middle = middle.replace(microsecond=0)
+            if self.offset_at(middle) == before:
+                low = middle
+            else:
+                high = middle
+        return Transition(at=high, before=before, after=after)
+
+
+def _load(name: str) -> tzinfo:
+    try:
+        return ZoneInfo(name)
+    except (ValueError, KeyError, OSError) as exc:
+        raise ScheduleError(
+            f'unknown timezone "{name}" (use an IANA name such as Europe/Berlin or UTC)',
+            field="timezone",
+        ) from exc
+
+
+@lru_cache(maxsize=1024)
+def zone_table(name: str) -> ZoneTable:
+    """One shared table per zone name (zone loading and scans happen once per process)."""
+    return ZoneTable(name)

@@ -1,0 +1,327 @@
+"""The Alembic revision for our tables, rendered from ``store/schema.py``.
+
+``schema.py`` is the one definition of the tables; the revision is produced from it by Alembic's
+own renderer, so the two cannot drift (a test compares a migrated database with the metadata).
+The file is self-contained — it imports alembic and SQLAlchemy, never migrate_cron — so a
+team's history keeps working wherever migrate-cron is not installed:
+
+- TypeDecorators are written as their plain SQL type (``schema.TIMESTAMP_TYPE``: DATETIME(6)
+  on MySQL/MariaDB, DATETIME2(6) on SQL Server), JSON as JSONB on PostgreSQL, via variants.
+- The table prefix is baked into the table, index and constraint names.
+- Indexes that exist only for some dialects (the claim index) become ``if`` blocks on
+  ``op.get_context().dialect.name``, which also works offline (``--sql``).
+
+The revision id is derived from the prefix and the schema version, so the same tables get the
+same id everywhere (the repository's ``alembic/`` holds exactly this file for the default
+prefix) and two prefixes can live in one history.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import io
+import tempfile
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from migrate_cron.errors import ConfigError, UsageError
+
+if TYPE_CHECKING:
+    from alembic.operations import ops
+    from alembic.script import ScriptDirectory
+    from sqlalchemy import Index, Table
+
+SCHEMA_VERSION = 1
+MESSAGE = "create migrate-cron tables"
+DIALECTS = ("postgresql", "mysql", "mariadb", "sqlite", "mssql")
+# Module-level names the rendered code needs, and the import that binds each.
+REQUIRED_IMPORTS = {
+    "op": "from alembic import op",
+    "sa": "import sqlalchemy as sa",
+    "mssql": "from sqlalchemy.dialects import mssql",
+    "mysql": "from sqlalchemy.dialects import mysql",
+    "postgresql": "from sqlalchemy.dialects import postgresql",
+}
+DIALECT_IMPORTS = "from sqlalchemy.dialects import mssql, mysql, postgresql"
+ENV_DIR = Path(__file__).with_name("alembic_env")
+_INDENT = "    "
+
+
+@dataclass(frozen=True)
+class Revision:
+    """The parts of our revision for one prefix, ready for a ``script.py.mako`` template."""
+
+    prefix: str
+    rev_id: str
+    message: str
+    upgrades: str
+    downgrades: str
+    imports: str
+    table_names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class WrittenRevision:
+    """Where ``write_revision`` put the file and how it hangs in the history."""
+
+    path: Path
+    rev_id: str
+    down_revision: str | tuple[str, ...] | None
+    branch_labels: tuple[str, ...]
+
+
+def revision_id(prefix: str) -> str:
+    """Stable id for (schema version, prefix): the same tables get the same id everywhere."""
+    return hashlib.sha1(f"migrate-cron:{SCHEMA_VERSION}:{prefix}".encode()).hexdigest()[:12]
+
+
+def version_table(prefix: str) -> str:
+    """Where ``migrate-cron db`` records its revision; never the user's ``alembic_version``."""
+    return f"{prefix}migrate_cron_alembic_version"
+
+
+def render_revision(prefix: str = "") -> Revision:
+    """Render upgrade/downgrade code for our tables with ``prefix`` baked into every name."""
+    from alembic.operations import ops
+    from sqlalchemy.types import TypeDecorator
+
+    from migrate_cron.config import validate_prefix
+    from migrate_cron.store.schema import build_tables
+
+    tables = build_tables(validate_prefix(prefix))
+    ordered = [tables.job, tables.scheduled_runs, tables.leases]
+    for table in ordered:
+        for column in table.c:
+            if isinstance(column.type, TypeDecorator):
+                column.type = column.type.impl_instance  # the plain SQL type, no import of ours
+    up: list[str] = ["# Tables and indexes rendered from migrate_cron/store/schema.py."]
+    for table in ordered:
+        up += _render_ops([ops.CreateTableOp.from_table(table)])
+        up += _render_indexes(table)
+    down: list[str] = []
+    for table in reversed(ordered):
+        down += _render_ops([ops.DropTableOp.from_table(table)])
+    message = MESSAGE if not prefix else f"{MESSAGE} (prefix {prefix})"
+    return Revision(
+        prefix=prefix,
+        rev_id=revision_id(prefix),
+        message=message,
+        upgrades=_body(up),
+        downgrades=_body(down),
+        imports=DIALECT_IMPORTS,
+        table_names=tables.names,
+    )
+
+
+def _render_indexes(table: Table) -> list[str]:
+    """Plain indexes as they are; dialect-conditional ones (``Index.ddl_if``) as ``if`` blocks."""
+    from alembic.operations import ops
+
+    lines: list[str] = []
+    conditional: list[tuple[tuple[str, ...], Index]] = []
+    for index in sorted(table.indexes, key=_index_key):
+        dialects = _index_dialects(index)
+        if dialects is None:
+            lines += _render_ops([ops.CreateIndexOp.from_index(index)])
+        else:
+            conditional.append((dialects, index))
+    if conditional:
+        lines.append("# Claim index: partial where the dialect has them, else (state, run_at, id).")
+        lines.append("dialect = op.get_context().dialect.name")
+        for dialects, index in conditional:
+            lines.append(f"if dialect in {dialects!r}:")
+            lines += [_INDENT + line for line in _render_ops([ops.CreateIndexOp.from_index(index)])]
+    return lines
+
+
+def _index_key(index: Index) -> tuple[str, tuple[str, ...]]:
+    return (index.name or "", _index_dialects(index) or ())
+
+
+def _index_dialects(index: Index) -> tuple[str, ...] | None:
+    """The dialects of an ``Index.ddl_if(dialect=...)``; None for an unconditional index."""
+    ddl_if = getattr(index, "_ddl_if", None)
+    if ddl_if is None:
+        return None
+    if ddl_if.callable_ is not None or not ddl_if.dialect:
+        raise ValueError(f"index {index.name}: only ddl_if(dialect=...) can be rendered")
+    dialect = ddl_if.dialect
+    return (dialect,) if isinstance(dialect, str) else tuple(dialect)
+
+
+def _render_ops(op_list: list[ops.MigrateOperation]) -> list[str]:
+    """Alembic's rendering of some operations, as unindented lines without its banner."""
+    from alembic.autogenerate import render_python_code
+    from alembic.operations import ops
+    from alembic.runtime.migration import MigrationContext
+
+    # A PostgreSQL context makes Alembic render JSONB(astext_type=sa.Text()) qualified;
+    # the generic one writes a bare ``Text()`` that would fail at import.
+    context = MigrationContext.configure(dialect_name="postgresql")
+    code = render_python_code(ops.UpgradeOps(ops=op_list), migration_context=context)
+    lines = textwrap.dedent(_INDENT + code).splitlines()
+    return [line for line in lines if line.strip() and not line.startswith("# ###")]
+
+
+def _body(lines: list[str]) -> str:
+    """Join lines for ``${upgrades}``: the template indents the first line, we the rest."""
+    return ("\n" + _INDENT).join(lines)
+
+
+def write_revision(
+    script: ScriptDirectory,
+    revision: Revision,
+    head: str | None = None,
+    branch_label: str | None = None,
+) -> WrittenRevision:
+    """Write ``revision`` into ``script`` with its own template, config and post-write hooks.
+
+    Appends to the single head by default (a separate branch makes ``alembic upgrade head``
+    fail with "multiple heads"); ``branch_label`` starts an independent branch from base;
+    ``head`` names the revision to append to when there are several heads.
+    """
+    from alembic.util import CommandError
+
+    script.messaging_opts = {"quiet": True}  # our CLI prints the path itself
+    _refuse_existing(script, revision)
+    heads = script.get_heads()
+    if branch_label:
+        target, labels = "base", [branch_label]
+    elif head:
+        target, labels = head, None
+    elif len(heads) > 1:
+        raise ConfigError(
+            f"the Alembic history in {script.dir} has {len(heads)} heads "
+            f"({', '.join(sorted(heads))}): pick one with --head REV, "
+            "or put our tables on their own branch with --branch-label NAME"
+        )
+    else:
+        target, labels = "head", None
+    try:
+        written = script.generate_revision(
+            revision.rev_id,
+            revision.message,
+            head=target,
+            branch_labels=labels,
+            upgrades=revision.upgrades,
+            downgrades=revision.downgrades,
+            imports=revision.imports,
+        )
+    except CommandError as exc:
+        raise ConfigError(f"Alembic refused the revision: {exc}") from None
+    if written is None:
+        raise ConfigError(f"Alembic wrote no revision file into {script.dir}")
+    path = Path(written.path)
+    _ensure_imports(path)
+    down = written.down_revision
+    return WrittenRevision(
+        path=path,
+        rev_id=written.revision,
+        down_revision=tuple(down) if isinstance(down, list | tuple) else down,
+        branch_labels=tuple(sorted(written.branch_labels)),
+    )
+
+
+def _refuse_existing(script: ScriptDirectory, revision: Revision) -> None:
+    from alembic.util import CommandError
+
+    try:
+        existing = script.get_revision(revision.rev_id)
+    except CommandError:
+        return
+    if existing is not None:
+        raise ConfigError(
+            f"the migrate-cron revision {revision.rev_id} for table prefix "
+            f"{revision.prefix!r} is already in the history: {existing.path}"
+        )
+
+
+def _ensure_imports(path: Path) -> None:
+    """Add the imports a user's own ``script.py.mako`` did not write (no ``${imports}``)."""
+    source = path.read_text(encoding="utf-8")
+    tree = ast.parse(source)
+    bound: set[str] = set()
+    last_import_line = 0
+    for node in tree.body:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            bound.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+            last_import_line = node.end_lineno or node.lineno
+    missing = [stmt for name, stmt in REQUIRED_IMPORTS.items() if name not in bound]
+    if not missing:
+        return
+    lines = source.splitlines(keepends=True)
+    if last_import_line == 0 and tree.body and isinstance(tree.body[0], ast.Expr):
+        last_import_line = tree.body[0].end_lineno or 0  # after the docstring
+    added = "".join(f"{stmt}\n" for stmt in missing)
+    path.write_text(
+        "".join(lines[:last_import_line]) + added + "".join(lines[last_import_line:]),
+        encoding="utf-8",
+    )
+
+
+def revision_source(prefix: str = "") -> str:
+    """The file ``write_revision`` produces with our template into an empty history."""
+    from alembic.script import ScriptDirectory
+
+    with tempfile.TemporaryDirectory(prefix="migrate-cron-rev-") as tmp:
+        root = Path(tmp)
+        (root / "versions").mkdir()
+        (root / "script.py.mako").write_bytes((ENV_DIR / "script.py.mako").read_bytes())
+        written = write_revision(ScriptDirectory(str(root)), render_revision(prefix))
+        return written.path.read_text(encoding="utf-8")
+
+
+def offline_sql(prefix: str, dialect: str) -> str:
+    """The DDL of the revision's ``upgrade()`` for one dialect, without a database.
+
+    Runs the very file ``generate migration`` writes, in Alembic's offline (``as_sql``) mode.
+    """
+    from alembic.operations import Operations
+    from alembic.runtime.migration import MigrationContext
+
+    if dialect not in DIALECTS:
+        raise UsageError(f"unknown dialect {dialect!r}: use one of {', '.join(DIALECTS)}")
+    source = revision_source(prefix)
+    namespace: dict[str, Any] = {"__name__": "migrate_cron_revision"}
+    exec(compile(source, f"<migrate-cron revision {revision_id(prefix)}>", "exec"), namespace)
+    buffer = io.StringIO()
+    context = MigrationContext.configure(
+        dialect_name=dialect,
+        opts={"as_sql": True, "output_buffer": buffer, "literal_binds": True},
+    )
+    with Operations.context(context):
+        namespace["upgrade"]()
+    header = (
+        f"-- migrate-cron tables, revision {revision_id(prefix)}, "
+        f"table prefix {prefix!r}, dialect {dialect} (offline DDL)\n"
+    )
+    return header + buffer.getvalue()
+
+
+def include_object_snippet(prefix: str = "") -> str:
+    """Code for the user's env.py so autogenerate never proposes to drop our tables."""
+    names = (*_table_names(prefix), version_table(prefix))
+    listed = "".join(f'    "{name}",\n' for name in names)
+    return (
+        "# migrate-cron's tables have their own revision: keep autogenerate away.\n"
+        f"MIGRATE_CRON_TABLES = {{\n{listed}}}\n"
+        "\n"
+        "\n"
+        "def include_object(object, name, type_, reflected, compare_to):\n"
+        '    return not (type_ == "table" and name in MIGRATE_CRON_TABLES)\n'
+        "\n"
+        "\n"
+        "# ...and pass it in both run_migrations_offline() and run_migrations_online():\n"
+        "#     context.configure(..., include_object=include_object)\n"
+        "# (already have an include_object? add the MIGRATE_CRON_TABLES test to it)\n"
+    )
+
+
+def _table_names(prefix: str) -> tuple[str, ...]:
+    from migrate_cron.config import validate_prefix
+    from migrate_cron.store.schema import build_tables
+
+    return build_tables(validate_prefix(prefix)).names

@@ -1,0 +1,142 @@
+"""The long-running scheduler process: lead or stand by, tick, sleep until the next slot.
+
+Guarantees:
+- It sleeps until the earliest due slot (no fixed polling), but wakes at least every lease
+  renewal interval so a leader keeps its lease and a standby notices a dead leader.
+- Only the lease holder ticks. On gaining leadership it reloads every job's last slot from the
+  database, so slots missed between the old leader's death and the takeover go through each
+  job's policy (or are on time, within misfire_grace).
+- A database outage is logged and retried with capped exponential backoff; leadership is
+  dropped and state reloaded afterwards. Writes are idempotent, so a half-done tick is simply
+  done again.
+- ``stop`` (set by SIGTERM/SIGINT) ends the loop after the current tick; the lease is released
+  so a standby takes over at once.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from migrate_cron.clock import Clock, FakeClock
+from migrate_cron.errors import DatabaseUnavailable
+from migrate_cron.scheduler.leader import Leadership
+from migrate_cron.scheduler.scheduler import RunEvent, Scheduler
+from migrate_cron.scheduler.warp import jumps, real_seconds
+
+log = logging.getLogger("migrate_cron.scheduler")
+
+#: A standby, or a leader with nothing due, still wakes this often (real seconds).
+MAX_IDLE = 60.0
+
+
+@dataclass
+class LoopResult:
+    ticks: int = 0
+    events: list[RunEvent] = field(default_factory=list)
+    led: bool = False
+    outages: int = 0
+
+
+@dataclass
+class SchedulerLoop:
+    scheduler: Scheduler
+    leadership: Leadership | None
+    clock: Clock
+    stop: threading.Event = field(default_factory=threading.Event)
+    once: bool = False
+    until: datetime | None = None
+    backoff_initial: float = 1.0
+    backoff_max: float = 30.0
+    keep_events: bool = False
+    on_events: Callable[[Sequence[RunEvent]], None] | None = None
+
+    def run(self) -> LoopResult:
+        result = LoopResult()
+        backoff = self.backoff_initial
+        try:
+            while not self.stop.is_set():
+                try:
+                    leading = self._lead()
+                    if leading:
+                        result.led = True
+                        self._tick(result)
+                    backoff = self.backoff_initial
+                except DatabaseUnavailable as exc:
+                    result.outages += 1
+                    self.scheduler.loaded = False
+                    if self.leadership is not None:
+                        self.leadership.drop()
+                    if self.once:
+                        raise
+                    log.warning("%s; retrying in %.0f s", exc, backoff)
+                    self.stop.wait(backoff)
+                    backoff = min(backoff * 2, self.backoff_max)
+                    continue
+                if self.once or self._past_until():
+                    break
+                self._wait(leading)
+        finally:
+            self._release()
+        return result
+
+    # ------------------------------------------------------------------ steps
+    def _lead(self) -> bool:
+        if self.leadership is None:
+            return True
+        was = self.leadership.is_leader
+        leading = self.leadership.ensure()
+        if leading and not was:
+            log.info("leading as %s (lease %.0f s)", self.leadership.holder, self.leadership.ttl)
+            self.scheduler.loaded = False  # the database says where every job stands
+        elif was and not leading:
+            log.warning("lost the lease to another scheduler; standing by")
+        return leading
+
+    def _tick(self, result: LoopResult) -> None:
+        events = self.scheduler.tick(keep_going=self._keep_going)
+        result.ticks += 1
+        if self.keep_events:
+            result.events.extend(events)
+        if events and self.on_events is not None:
+            self.on_events(events)
+
+    def _keep_going(self) -> bool:
+        """Between jobs of a long tick: renew the lease when due; stop if it is lost."""
+        return self.leadership is None or self.leadership.ensure()
+
+    def _past_until(self) -> bool:
+        return self.until is not None and self.clock.now() >= self.until
+
+    def _wait(self, leading: bool) -> None:
+        """Sleep until the next due slot, the next lease renewal/retry, or ``stop``."""
+        cap = MAX_IDLE
+        if self.leadership is not None:
+            cap = min(cap, self.leadership.seconds_until_next_try())
+        due = self.scheduler.next_due() if leading else None
+        if self.until is not None and (due is None or due > self.until):
+            due = self.until if leading else due
+        if jumps(self.clock):
+            if due is not None and leading:
+                assert isinstance(self.clock, FakeClock)
+                self.clock.set(max(due, self.clock.now()))
+                return
+            self.stop.wait(cap)  # a standby replaying time waits for the lease in real time
+            return
+        if due is not None:
+            ahead = (due - self.clock.now()).total_seconds()
+            cap = min(cap, max(0.0, real_seconds(self.clock, ahead)))
+        if cap > 0:
+            self.stop.wait(cap)
+
+    def _release(self) -> None:
+        if self.leadership is None or not self.leadership.is_leader:
+            return
+        try:
+            self.leadership.release()
+            log.info("released the lease")
+        except DatabaseUnavailable as exc:  # it will expire on its own
+            log.warning("could not release the lease (%s); it expires on its own", exc)

@@ -1,0 +1,210 @@
+"""The scheduler's core: a heap of each job's next due slot, and one ``tick`` that writes
+what is due.
+
+No fixed polling: ``next_due()`` tells the loop when to wake up. A tick takes every job whose
+next slot is at or before now, asks its policy about all slots since the job's last recorded
+one (so a stall of any length — paused VM, long GC, clock jump — is handled by the same rule as
+a restart) and writes the decisions through ``Runs`` (the Store in production, an in-memory
+ledger in ``simulate``). Writes are insert-if-absent on (job_name, scheduled_for): a tick that
+is repeated, or run by two schedulers at once, enqueues nothing twice.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, Protocol
+
+from migrate_cron.clock import Clock
+from migrate_cron.scheduler.policy import (
+    ENQUEUE,
+    Decision,
+    MissedRunPolicy,
+    SlotSource,
+    plan,
+)
+
+if TYPE_CHECKING:
+    from migrate_cron.registry import JobSpec
+    from migrate_cron.store.models import RunResult
+
+
+class Runs(Protocol):
+    """Where slots are recorded: ``Store`` implements it, so does ``ledger.MemoryLedger``."""
+
+    def last_runs(self, job_names: Sequence[str] | None = None) -> dict[str, datetime]: ...
+
+    def enqueue_run(
+        self,
+        job_name: str,
+        scheduled_for: datetime,
+        *,
+        payload: Any = None,
+        max_attempts: int = ...,
+        outcome: str = "enqueued",
+        kind: str | None = None,
+    ) -> RunResult: ...
+
+    def record_skipped(self, job_name: str, slots: Sequence[datetime]) -> list[datetime]:
+        """Record slots as skipped (insert-if-absent); returns the ones newly recorded."""
+        ...
+
+
+@dataclass(frozen=True)
+class ScheduledJob:
+    """A registry job as the scheduler sees it: its schedule and its rule for missed slots."""
+
+    name: str
+    schedule: SlotSource
+    rule: MissedRunPolicy = field(default_factory=MissedRunPolicy)
+    max_attempts: int = 5
+
+    @classmethod
+    def from_spec(cls, spec: JobSpec) -> ScheduledJob:
+        from migrate_cron.crontab.schedule import Schedule
+
+        if not spec.schedule:
+            raise ValueError(f"job {spec.name!r} has no schedule")
+        return cls(
+            name=spec.name,
+            schedule=Schedule.parse(spec.schedule, spec.timezone),
+            rule=MissedRunPolicy(spec.policy, spec.max_backfill, spec.misfire_grace),
+            max_attempts=spec.max_attempts,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RunEvent:
+    """What a tick did with one slot. ``created`` is False when the slot was already
+    recorded (by another scheduler, an ``enqueue`` call, or an earlier tick)."""
+
+    job: str
+    slot: datetime
+    action: str
+    reason: str
+    created: bool
+    job_id: int | None = None
+
+
+def owned_jobs(specs: Iterable[JobSpec], include_all: bool = False) -> list[JobSpec]:
+    """Which registry jobs a scheduler fires: scheduled jobs in mode ``scheduler``, or every
+    scheduled job with ``include_all`` (then ``enqueue``/``cron`` lines firing the same job are
+    harmless: the slot key dedupes them)."""
+    return [s for s in specs if s.schedule and (include_all or s.mode == "scheduler")]
+
+
+class Scheduler:
+    """Heap-driven tick logic; time comes from ``clock``, records go to ``runs``."""
+
+    def __init__(self, jobs: Sequence[ScheduledJob], runs: Runs, clock: Clock) -> None:
+        names = [j.name for j in jobs]
+        if len(set(names)) != len(names):
+            raise ValueError("job names must be unique")
+        self.jobs = {j.name: j for j in jobs}
+        self.runs = runs
+        self.clock = clock
+        self._last: dict[str, datetime] = {}
+        self._first_seen: dict[str, datetime] = {}
+        self._heap: list[tuple[datetime, int, str]] = []
+        self._seq = itertools.count()
+        self.loaded = False
+
+    # ------------------------------------------------------------------ state
+    def load(self) -> None:
+        """(Re)read every job's last recorded slot and rebuild the heap.
+
+        Called at start, after winning leadership and after a database outage: the database,
+        not this process's memory, says where each job stands. A job never recorded starts at
+        the moment this process first saw it, minus its grace window (nothing is missed, a slot
+        that is still on time still fires).
+        """
+        now = self.clock.now()
+        recorded = self.runs.last_runs(list(self.jobs))
+        self._heap = []
+        memo: dict[tuple[Any, datetime], datetime] = {}
+        for name, job in self.jobs.items():
+            first = self._first_seen.setdefault(
+                name, now - timedelta(seconds=job.rule.misfire_grace)
+            )
+            last = recorded.get(name, first)
+            self._last[name] = last
+            self._push(job, self._next_after(job, last, memo))
+        heapq.heapify(self._heap)
+        self.loaded = True
+
+    def last_slot(self, name: str) -> datetime | None:
+        return self._last.get(name)
+
+    def next_due(self) -> datetime | None:
+        """When the next slot of any job falls due (the loop sleeps until then)."""
+        return self._heap[0][0] if self._heap else None
+
+    # ------------------------------------------------------------------ tick
+    def tick(self, keep_going: Callable[[], bool] | None = None) -> list[RunEvent]:
+        """Write every due slot; returns what was done. ``keep_going`` is asked between jobs
+        (the loop uses it to renew the lease and to stop when leadership is lost)."""
+        if not self.loaded:
+            self.load()
+        try:
+            return self._tick(self.clock.now(), keep_going)
+        except BaseException:
+            self.loaded = False  # a write failed half-way: the database knows where we are
+            raise
+
+    def _tick(self, now: datetime, keep_going: Callable[[], bool] | None) -> list[RunEvent]:
+        events: list[RunEvent] = []
+        plans: dict[tuple[Any, MissedRunPolicy, datetime], list[Decision]] = {}
+        next_memo: dict[tuple[Any, datetime], datetime] = {}
+        while self._heap and self._heap[0][0] <= now:
+            if keep_going is not None and not keep_going():
+                self.loaded = False  # partial tick: reload from the database next time
+                break
+            _, _, name = heapq.heappop(self._heap)
+            job = self.jobs[name]
+            last = self._last[name]
+            key = (job.schedule, job.rule, last)  # jobs with equal schedules plan once
+            decisions = plans.get(key)
+            if decisions is None:
+                decisions = plans[key] = plan(job.schedule, last, now, job.rule)
+            events.extend(self._write(job, decisions))
+            if decisions:
+                self._last[name] = max(last, max(d.slot for d in decisions))
+            heapq.heappush(self._heap, self._entry(self._next_after(job, now, next_memo), name))
+        return events
+
+    def _write(self, job: ScheduledJob, decisions: Sequence[Decision]) -> list[RunEvent]:
+        events: list[RunEvent] = []
+        skipped = [d for d in decisions if d.action != ENQUEUE]
+        if skipped:
+            fresh = set(self.runs.record_skipped(job.name, [d.slot for d in skipped]))
+            events.extend(
+                RunEvent(job.name, d.slot, d.action, d.reason, d.slot in fresh) for d in skipped
+            )
+        for d in decisions:
+            if d.action == ENQUEUE:
+                res = self.runs.enqueue_run(job.name, d.slot, max_attempts=job.max_attempts)
+                events.append(
+                    RunEvent(job.name, d.slot, d.action, d.reason, res.created, res.job_id)
+                )
+        events.sort(key=lambda e: e.slot)
+        return events
+
+    # ------------------------------------------------------------------ heap helpers
+    def _next_after(
+        self, job: ScheduledJob, t: datetime, memo: dict[tuple[Any, datetime], datetime]
+    ) -> datetime:
+        key = (job.schedule, t)
+        found = memo.get(key)
+        if found is None:
+            found = job.schedule.next_after(t)
+            memo[key] = found
+        return found
+
+    def _entry(self, due: datetime, name: str) -> tuple[datetime, int, str]:
+        return (due, next(self._seq), name)
+
+    def _push(self, job: ScheduledJob, due: datetime) -> None:
+        self._heap.append(self._entry(due, job.name))

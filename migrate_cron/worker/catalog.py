@@ -1,0 +1,151 @@
+"""Which code runs for a job kind: a registry command, a registry handler, or a decorated one.
+
+Built once at start-up, so a handler that does not import fails the start (naming the registry
+job and key), not each job. A row whose kind is in none of them runs nothing: it is shelved as
+``failed`` with an error saying so. A row only ever *selects* code by its kind; its payload is
+passed as data (JSON) and never becomes part of a command line.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from migrate_cron.errors import ConfigError, UsageError
+from migrate_cron.registry import Backoff, JobSpec, Registry
+from migrate_cron.store.models import Job
+from migrate_cron.worker.backoff import retry_delay
+from migrate_cron.worker.cancel import LEASE_LOST, Cancel
+from migrate_cron.worker.handlers import Context, HandlerFunc, call_handler, load_handler
+from migrate_cron.worker.handlers import registered as registered_handlers
+from migrate_cron.worker.outcome import FAILED, RELEASE, Outcome
+from migrate_cron.worker.runner import command_outcome, run_command
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """The code for one kind: a command (``spec``) or a Python function (``func``)."""
+
+    kind: str
+    backoff: Backoff
+    timeout: float | None
+    spec: JobSpec | None = None
+    func: HandlerFunc | None = None
+    cwd: str | None = None  # the command's cwd resolved against the registry's directory
+
+
+@dataclass(frozen=True)
+class Catalog:
+    registry_path: str
+    tasks: Mapping[str, Task]
+    output_cap: int = 64 * 1024
+    kill_grace: float = 5.0
+    rand: Callable[[], float] = random.random
+
+    @classmethod
+    def build(
+        cls,
+        registry: Registry,
+        kinds: Sequence[str] | None = None,
+        *,
+        output_cap: int = 64 * 1024,
+        kill_grace: float = 5.0,
+        rand: Callable[[], float] = random.random,
+    ) -> Catalog:
+        """Load every kind this worker may run (all, or ``kinds``), importing handlers now."""
+        base = Path(registry.path).resolve().parent
+        tasks: dict[str, Task] = {}
+        for spec in registry:
+            if kinds and spec.name not in kinds:
+                continue
+            tasks[spec.name] = _registry_task(registry.path, base, spec)
+        for kind, entry in registered_handlers().items():  # after imports above registered them
+            if kinds and kind not in kinds:
+                continue
+            if kind in tasks:
+                if tasks[kind].func is not entry.func:
+                    raise ConfigError(
+                        f"{registry.path}: job {kind!r} is also registered with @handler "
+                        f"({entry.func.__module__}.{entry.func.__qualname__}); keep one"
+                    )
+                continue
+            tasks[kind] = Task(kind, entry.backoff, entry.timeout, func=entry.func)
+        missing = [k for k in (kinds or ()) if k not in tasks]
+        if missing:
+            raise UsageError(
+                f"--kinds: {', '.join(missing)} not in {registry.path} and no @handler "
+                "registered for it (import the module with --import)"
+            )
+        return cls(registry.path, tasks, output_cap, kill_grace, rand)
+
+    def run(self, job: Job, worker_id: str, cancel: Cancel) -> Outcome:
+        """Run one claimed job and say how it went; never raises for the job's own failure."""
+        task = self.tasks.get(job.kind)
+        if task is None:
+            return Outcome.failed(
+                f"kind {job.kind!r} is not in the registry {self.registry_path} and has no "
+                "@handler: nothing was run",
+                terminal=True,
+            )
+        if task.spec is not None and task.spec.command is not None:
+            result = run_command(
+                task.spec,
+                job,
+                cancel,
+                output_cap=self.output_cap,
+                kill_grace=self.kill_grace,
+                cwd=task.cwd,
+            )
+            outcome = command_outcome(result, task.timeout)
+        else:
+            outcome = self._run_python(task, job, worker_id, cancel)
+        return self._settle(task, job, cancel, outcome)
+
+    def _run_python(self, task: Task, job: Job, worker_id: str, cancel: Cancel) -> Outcome:
+        assert task.func is not None
+        ctx = Context(
+            job_id=job.id,
+            kind=job.kind,
+            attempt=job.attempts,
+            max_attempts=job.max_attempts,
+            scheduled_for=job.scheduled_for,
+            worker_id=worker_id,
+            deadline=time.monotonic() + task.timeout if task.timeout else None,
+            cancelled=cancel.event,
+        )
+        ok, error, output, terminal = call_handler(task.func, job.payload, ctx, self.output_cap)
+        if ok:
+            return Outcome.done(output)
+        return Outcome.failed(error or "failed", output, terminal=terminal)
+
+    def _settle(self, task: Task, job: Job, cancel: Cancel, outcome: Outcome) -> Outcome:
+        if cancel.is_set() and (outcome.status in (FAILED, RELEASE)):
+            # Stopped by us, not by its own fault: give it back (shutdown) or leave it to the
+            # worker that owns it now (lease lost). A Python handler that returned success
+            # despite the cancel keeps its success.
+            return Outcome.lost() if cancel.reason == LEASE_LOST else Outcome.release()
+        if outcome.status == FAILED and not outcome.terminal and job.attempts < job.max_attempts:
+            return Outcome(
+                FAILED,
+                error=outcome.error,
+                output=outcome.output,
+                retry_in=retry_delay(task.backoff, job.attempts, self.rand),
+            )
+        return outcome
+
+
+def _registry_task(path: str, base: Path, spec: JobSpec) -> Task:
+    if spec.handler is not None:
+        try:
+            func = load_handler(spec.handler)
+        except Exception as exc:
+            raise ConfigError(
+                f"{path}: job {spec.name!r}: key 'handler': cannot load {spec.handler!r}: "
+                f"{type(exc).__name__}: {exc}"
+            ) from None
+        return Task(spec.name, spec.backoff, spec.timeout, spec=spec, func=func)
+    cwd = str(base / spec.cwd) if spec.cwd else None
+    return Task(spec.name, spec.backoff, spec.timeout, spec=spec, cwd=cwd)

@@ -1,0 +1,155 @@
+"""Writes outcomes to the database in small batches, fenced like every finishing write.
+
+Outcomes wait here for at most ``flush_interval`` (a few ms) or until ``flush_max`` are waiting,
+then go out as one ``complete`` for all successes, one ``release`` for all give-backs, and one
+fenced ``fail`` per failure. Until written, a job stays ``running`` under this worker's lease
+and in the ledger, so the heartbeat keeps extending it.
+
+What a crash between running a job and this write costs: nothing is lost and nothing is
+recorded twice — the job's lease expires, the reaper reopens it, and it runs once more
+(at-least-once). So a crash may repeat the jobs that finished in the last few milliseconds;
+each repeat counts as an attempt (on the last attempt the reaper shelves it as ``failed`` with
+"lease expired"). A late write from the crashed worker cannot overwrite the new run: every
+write is fenced on ``locked_by = this worker AND state = 'running'``.
+
+A database outage keeps the outcomes here and retries with a capped backoff; retrying a batch
+is safe because every write is fenced (a repeated ``complete`` matches no row).
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import time
+
+from migrate_cron.store.base import Store
+from migrate_cron.worker.ledger import Ledger
+from migrate_cron.worker.log import WorkerLog
+from migrate_cron.worker.outage import OUTAGE_ERRORS, Outage
+from migrate_cron.worker.outcome import DONE, FAILED, RELEASE, Outcome
+
+_STOP = object()
+
+
+class Finisher(threading.Thread):
+    def __init__(
+        self,
+        store: Store,
+        worker_id: str,
+        ledger: Ledger,
+        log: WorkerLog,
+        *,
+        interval: float = 0.005,
+        max_items: int = 100,
+        outage_cap: float = 30.0,
+    ) -> None:
+        super().__init__(name="migrate-cron-finisher", daemon=True)
+        self._store = store
+        self._worker_id = worker_id
+        self._ledger = ledger
+        self._log = log
+        self._interval = interval
+        self._max = max_items
+        self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
+        self._outage = Outage(log, "recording job outcomes", cap=outage_cap)
+        self._give_up_at: float | None = None
+        self._wake = threading.Event()
+        self.unwritten = 0  # outcomes dropped because the database stayed down at shutdown
+
+    def put(self, job_id: int, outcome: Outcome) -> None:
+        self._queue.put((job_id, outcome))
+
+    def stop(self, give_up_after: float) -> None:
+        """Write everything still waiting, trying for at most ``give_up_after`` s, then end."""
+        self._give_up_at = time.monotonic() + give_up_after
+        self._wake.set()  # cut short a wait between retries
+        self._queue.put(_STOP)
+        self.join(give_up_after + 5)
+
+    def run(self) -> None:
+        buffer: list[tuple[int, Outcome]] = []
+        first = 0.0
+        stopping = False
+        while not stopping:
+            timeout = None
+            if buffer:
+                timeout = max(0.0, first + self._interval - time.monotonic())
+            try:
+                item = self._queue.get(timeout=timeout)
+            except queue.Empty:
+                item = None
+            if item is _STOP:
+                stopping = True
+            elif item is not None:
+                if not buffer:
+                    first = time.monotonic()
+                buffer.append(item)  # type: ignore[arg-type]
+                while len(buffer) < self._max:  # take what is already there in one go
+                    try:
+                        more = self._queue.get_nowait()
+                    except queue.Empty:
+                        break
+                    if more is _STOP:
+                        stopping = True
+                        break
+                    buffer.append(more)  # type: ignore[arg-type]
+            due = buffer and (
+                stopping or len(buffer) >= self._max or time.monotonic() >= first + self._interval
+            )
+            if due:
+                self._flush_retrying(buffer)
+                buffer = []
+
+    def _flush_retrying(self, items: list[tuple[int, Outcome]]) -> None:
+        while True:
+            try:
+                self._flush(items)
+                self._outage.ok()
+                return
+            except OUTAGE_ERRORS as exc:
+                wait = self._outage.failed(exc)
+            except Exception as exc:  # a bug must not silently stop all completions
+                self._log.event("error", f"recording job outcomes: {type(exc).__name__}: {exc}")
+                wait = 1.0
+            if self._give_up_at is None:
+                self._wake.wait(wait)
+                continue
+            remaining = self._give_up_at - time.monotonic()
+            if remaining <= 0:
+                self.unwritten += len(items)
+                self._log.event(
+                    "unrecorded",
+                    f"could not record {len(items)} outcome(s); their leases will expire and "
+                    "the jobs run again",
+                )
+                self._ledger.settle(job_id for job_id, _ in items)
+                return
+            time.sleep(min(wait, remaining))
+
+    def _flush(self, items: list[tuple[int, Outcome]]) -> None:
+        done: list[int] = []
+        outputs: dict[int, str] = {}
+        released: list[int] = []
+        for job_id, outcome in items:
+            if outcome.status == DONE:
+                done.append(job_id)
+                if outcome.output:
+                    outputs[job_id] = outcome.output
+            elif outcome.status == RELEASE:
+                released.append(job_id)
+        store, me = self._store, self._worker_id
+        if done:
+            store.complete(me, done, outputs or None)
+        for job_id, outcome in items:
+            if outcome.status == FAILED:
+                store.fail(
+                    me,
+                    job_id,
+                    outcome.error or "failed",
+                    retry_in=outcome.retry_in,
+                    output=outcome.output,
+                    terminal=outcome.terminal,
+                )
+        if released:
+            store.release(me, released)
+        self._ledger.settle(job_id for job_id, _ in items)

@@ -1,0 +1,124 @@
+"""The jobs this worker holds a lease on right now: claimed and not yet settled in the database.
+
+Shared by the claim loop (adds), the runner threads (start), the heartbeat (extends every lease
+in it), the finisher (removes once written) and shutdown (releases). Its size is bounded by the
+worker's capacity; nothing about a job outlives its settlement, so memory stays flat however
+many jobs pass through.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Sequence
+
+from migrate_cron.store.models import Job
+from migrate_cron.worker.cancel import LEASE_LOST, Cancel
+
+QUEUED = "queued"
+RUNNING = "running"
+FINISHED = "finished"  # ran; the outcome waits in the finisher's buffer
+
+
+class Slot:
+    __slots__ = ("abandoned", "cancel", "job", "state")
+
+    def __init__(self, job: Job) -> None:
+        self.job = job
+        self.state = QUEUED
+        self.cancel = Cancel()
+        self.abandoned = False  # given back while its (Python) code still runs
+
+
+class Ledger:
+    def __init__(self) -> None:
+        self._slots: dict[int, Slot] = {}
+        self._cond = threading.Condition()
+        self._closed = False
+
+    def __len__(self) -> int:
+        with self._cond:
+            return len(self._slots)
+
+    def add(self, jobs: Iterable[Job]) -> None:
+        with self._cond:
+            for job in jobs:
+                self._slots[job.id] = Slot(job)
+
+    def ids(self) -> list[int]:
+        with self._cond:
+            return list(self._slots)
+
+    def start(self, job_id: int) -> Slot | str:
+        """Mark a queued job running and return its slot; or "closed" when the worker is
+        shutting down (release it), or "lost" when another worker took it over."""
+        with self._cond:
+            slot = self._slots.get(job_id)
+            if slot is None or slot.cancel.reason == LEASE_LOST:
+                return "lost"
+            if self._closed:
+                return "closed"
+            slot.state = RUNNING
+            return slot
+
+    def finished(self, job_id: int) -> bool:
+        """The job's code returned; False if it was abandoned meanwhile (drop its outcome)."""
+        with self._cond:
+            slot = self._slots.get(job_id)
+            if slot is None or slot.abandoned:
+                return False
+            slot.state = FINISHED
+            self._cond.notify_all()
+            return True
+
+    def settle(self, ids: Iterable[int]) -> None:
+        """Forget jobs whose outcome is written (or was not ours to write)."""
+        with self._cond:
+            for job_id in ids:
+                self._slots.pop(job_id, None)
+            self._cond.notify_all()
+
+    def is_abandoned(self, job_id: int) -> bool:
+        with self._cond:
+            slot = self._slots.get(job_id)
+            return slot is None or slot.abandoned
+
+    def close(self) -> None:
+        """Stop starting jobs: whatever is still queued will be released."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+
+    def running(self) -> list[Slot]:
+        with self._cond:
+            return [s for s in self._slots.values() if s.state == RUNNING and not s.abandoned]
+
+    def cancel(self, ids: Sequence[int], reason: str, *, hard: bool = False) -> list[Slot]:
+        with self._cond:
+            slots = [
+                self._slots[i] for i in ids if i in self._slots and self._slots[i].state != FINISHED
+            ]
+        for slot in slots:
+            slot.cancel.set(reason, hard=hard)
+        return slots
+
+    def abandon(self, slots: Iterable[Slot]) -> list[int]:
+        """Give up on slots whose code will not stop; returns the ids to release."""
+        out = []
+        with self._cond:
+            for slot in slots:
+                if slot.state == RUNNING and not slot.abandoned:
+                    slot.abandoned = True
+                    out.append(slot.job.id)
+            self._cond.notify_all()
+        return out
+
+    def wait_for_room(self, room: int, capacity: int, timeout: float) -> None:
+        """Block until ``room`` more jobs fit under ``capacity`` (or something settles)."""
+        with self._cond:
+            if capacity - len(self._slots) < room:
+                self._cond.wait(timeout)
+
+    def wait_change(self, timeout: float) -> None:
+        """Block until a job finishes or settles, or the timeout passes."""
+        with self._cond:
+            self._cond.wait(timeout)

@@ -1,0 +1,318 @@
+"""The worker loop: claim in batches, run concurrently, write outcomes in small batches.
+
+Threads, and who owns what:
+
+- the claim loop (the caller's thread) claims up to ``batch`` jobs whenever half a batch of
+  room is free, and waits — on PostgreSQL LISTEN, elsewhere a bounded idle backoff — when the
+  queue is empty;
+- ``concurrency`` runner threads take claimed jobs from a queue and run them (``Catalog``);
+- one heartbeat thread extends every lease this worker holds and runs the shared reaper;
+- one finisher thread writes outcomes in batches every few ms.
+
+The loop knows no SQL: it calls named ``Store`` operations, and survives the database going
+away (one log line per try, capped backoff, carry on).
+
+Shutdown (``request_stop``; the CLI calls it on SIGTERM/SIGINT): stop claiming; jobs claimed
+but not started are released at once (the attempt not counted); running jobs get ``grace``
+seconds; then commands are stopped (their process group gets SIGTERM, then SIGKILL) and
+released. A second request skips the grace and SIGKILLs at once. Python handlers cannot be
+killed in their thread: after the grace their jobs are released and ``WorkerSummary.abandoned``
+tells the caller to end the process without waiting for them (the CLI does ``os._exit``).
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import secrets
+import socket
+import threading
+import time
+from dataclasses import dataclass
+
+from migrate_cron.store.base import Listener, Store
+from migrate_cron.store.models import Job
+from migrate_cron.worker.backoff import IdleBackoff
+from migrate_cron.worker.cancel import SHUTDOWN
+from migrate_cron.worker.catalog import Catalog
+from migrate_cron.worker.finisher import Finisher
+from migrate_cron.worker.heartbeat import Heartbeat
+from migrate_cron.worker.ledger import Ledger, Slot
+from migrate_cron.worker.log import WorkerLog
+from migrate_cron.worker.outage import OUTAGE_ERRORS, Outage
+from migrate_cron.worker.outcome import Outcome
+from migrate_cron.worker.settings import WorkerSettings
+
+_SLICE = 0.25  # longest uninterruptible wait (LISTEN has no way to be woken from outside)
+
+
+def make_worker_id() -> str:
+    """``host:pid:random`` — unique per process start, readable in ``locked_by``."""
+    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+
+
+@dataclass(frozen=True)
+class WorkerSummary:
+    worker_id: str
+    started: int  # jobs whose code was started
+    abandoned: bool  # Python handler threads still running after shutdown
+    unrecorded: int  # outcomes not written because the database stayed down at shutdown
+
+
+class Worker:
+    def __init__(
+        self,
+        store: Store,
+        catalog: Catalog,
+        settings: WorkerSettings,
+        *,
+        log: WorkerLog | None = None,
+        worker_id: str | None = None,
+    ) -> None:
+        self.store = store
+        self.catalog = catalog
+        self.settings = settings
+        self.log = log or WorkerLog()
+        self.worker_id = worker_id or make_worker_id()
+        self.ledger = Ledger()
+        self._dispatch: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
+        self._stopping = threading.Event()
+        self._force = threading.Event()
+        self._stop_requests = 0
+        self._started = [0] * settings.concurrency
+        self._listener: Listener | None = None
+        self._listener_retry_at = 0.0
+        self._finisher = Finisher(
+            store,
+            self.worker_id,
+            self.ledger,
+            self.log,
+            interval=settings.flush_interval,
+            max_items=settings.flush_max,
+            outage_cap=settings.outage_cap,
+        )
+        self._heartbeat = Heartbeat(
+            store,
+            self.worker_id,
+            self.ledger,
+            self.log,
+            interval=settings.heartbeat,
+            lease=settings.lease_seconds,
+            reap_interval=settings.reap_interval,
+            outage_cap=settings.outage_cap,
+        )
+        self._runners = [
+            threading.Thread(
+                target=self._run_jobs, args=(i,), name=f"migrate-cron-runner-{i}", daemon=True
+            )
+            for i in range(settings.concurrency)
+        ]
+
+    # ------------------------------------------------------------------ control
+    def request_stop(self) -> None:
+        """First call: finish gracefully. Second: stop now. Safe from a signal handler (it only
+        sets flags)."""
+        self._stop_requests += 1
+        self._stopping.set()
+        if self._stop_requests >= 2:
+            self._force.set()
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping.is_set()
+
+    def run(self) -> WorkerSummary:
+        """Run until stopped (or, with ``once``, until no job is ready and none is in flight).
+
+        Raises DatabaseUnavailable / SchemaMissing only if the database is unusable at start;
+        later outages are waited out.
+        """
+        self.store.get(0)  # fail fast on a wrong URL or missing tables
+        self._open_listener()
+        s = self.settings
+        self.log.event(
+            "worker-start",
+            f"worker {self.worker_id} on {self.store.url_safe}",
+            concurrency=s.concurrency,
+            batch=s.claim_batch,
+            lease=s.lease_seconds,
+            heartbeat=s.heartbeat,
+            kinds=",".join(s.kinds) or "all",
+        )
+        self._heartbeat.start()
+        self._finisher.start()
+        for t in self._runners:
+            t.start()
+        abandoned = False
+        try:
+            self._claim_loop()
+        finally:
+            abandoned = self._shutdown()
+        summary = WorkerSummary(
+            self.worker_id, sum(self._started), abandoned, self._finisher.unwritten
+        )
+        self.log.event("worker-stop", f"worker {self.worker_id} stopped", jobs=summary.started)
+        return summary
+
+    # ------------------------------------------------------------------ claiming
+    def _claim_loop(self) -> None:
+        s = self.settings
+        idle = IdleBackoff(s.poll_min, s.poll)
+        outage = Outage(self.log, "claiming jobs", cap=s.outage_cap)
+        kinds = list(s.kinds) or None
+        while not self._stopping.is_set():
+            held = len(self.ledger)
+            room = s.capacity - held
+            if held and room < s.refill_at:
+                self.ledger.wait_for_room(s.refill_at, s.capacity, _SLICE)
+                continue
+            if self._listener is None and self._wants_listener():
+                self._open_listener()
+            try:
+                jobs = self.store.claim(
+                    self.worker_id, min(s.claim_batch, room), s.lease_seconds, kinds
+                )
+                outage.ok()
+            except OUTAGE_ERRORS as exc:
+                self._stopping.wait(outage.failed(exc))
+                continue
+            if jobs:
+                idle.reset()
+                self.ledger.add(jobs)
+                for job in jobs:
+                    self._dispatch.put(job)
+                continue
+            if s.once:
+                if not len(self.ledger):
+                    return
+                self.ledger.wait_change(_SLICE)
+                continue
+            self._idle(idle)
+
+    def _idle(self, idle: IdleBackoff) -> None:
+        """Wait for work: a NOTIFY on PostgreSQL (with ``poll`` as a safety net for delayed
+        jobs and retries coming due), else the idle backoff."""
+        if self._listener is None:
+            self._stopping.wait(idle.next())
+            return
+        deadline = time.monotonic() + self.settings.poll
+        while not self._stopping.is_set():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            try:
+                if self._listener.wait(min(_SLICE, remaining)):
+                    return
+            except OUTAGE_ERRORS as exc:
+                self.log.event("listen-lost", f"LISTEN connection: {exc}; polling until back")
+                self._close_listener()
+                self._listener_retry_at = time.monotonic() + self.settings.poll
+                return
+
+    def _wants_listener(self) -> bool:
+        return self.store.family == "postgresql" and time.monotonic() >= self._listener_retry_at
+
+    def _open_listener(self) -> None:
+        if not self._wants_listener():
+            return
+        try:
+            self._listener = self.store.listener()
+        except OUTAGE_ERRORS as exc:
+            self.log.event("listen-lost", f"cannot LISTEN: {exc}; polling meanwhile")
+            self._listener = None
+            self._listener_retry_at = time.monotonic() + self.settings.poll
+
+    def _close_listener(self) -> None:
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
+
+    # ------------------------------------------------------------------ running
+    def _run_jobs(self, index: int) -> None:
+        while True:
+            job = self._dispatch.get()
+            if job is None:
+                return
+            slot = self.ledger.start(job.id)
+            if not isinstance(slot, Slot):
+                # Not started: closing (give it back) or our lease was lost (write nothing).
+                self._finisher.put(
+                    job.id, Outcome.release() if slot == "closed" else Outcome.lost()
+                )
+                continue
+            self._started[index] += 1
+            self.log.job_start(job)
+            t0 = time.monotonic()
+            try:
+                outcome = self.catalog.run(job, self.worker_id, slot.cancel)
+            except Exception as exc:  # our bug, not the job's: count the attempt, keep going
+                outcome = Outcome.failed(f"worker error: {type(exc).__name__}: {exc}")
+            duration = time.monotonic() - t0
+            if not self.ledger.finished(job.id):
+                continue  # abandoned at shutdown and already released
+            self.log.job_finish(job, outcome, duration)
+            self._finisher.put(job.id, outcome)
+
+    # ------------------------------------------------------------------ shutdown
+    def _shutdown(self) -> bool:
+        s = self.settings
+        self.ledger.close()
+        self._close_listener()
+        self._release_queued()
+        running = self.ledger.running()
+        if running and not self._force.is_set():
+            self.log.event(
+                "stopping",
+                f"waiting up to {s.grace:g}s for {len(running)} running job(s); "
+                "signal again to stop them now",
+            )
+        deadline = time.monotonic() + s.grace
+        while self.ledger.running() and not self._force.is_set() and time.monotonic() < deadline:
+            self.ledger.wait_change(0.1)
+        stuck = self._stop_running()
+        for _ in self._runners:
+            self._dispatch.put(None)
+        for t in self._runners:
+            t.join(0 if stuck else 2)
+        self._finisher.stop(give_up_after=max(5.0, min(s.outage_cap, 30.0)))
+        self._heartbeat.stop()
+        return bool(stuck) or any(t.is_alive() for t in self._runners)
+
+    def _release_queued(self) -> None:
+        while True:
+            try:
+                job = self._dispatch.get_nowait()
+            except queue.Empty:
+                return
+            if job is None:  # a runner's stop sentinel: put it back for the runners
+                self._dispatch.put(None)
+                return
+            self._finisher.put(job.id, Outcome.release())
+
+    def _stop_running(self) -> list[int]:
+        """Stop what still runs after the grace; returns ids abandoned (Python threads)."""
+        running = self.ledger.running()
+        if not running:
+            return []
+        hard = self._force.is_set()
+        self.log.event(
+            "stopping",
+            f"stopping {len(running)} running job(s) "
+            f"({'SIGKILL' if hard else 'SIGTERM, then SIGKILL'}); they go back to the queue",
+        )
+        self.ledger.cancel([slot.job.id for slot in running], SHUTDOWN, hard=hard)
+        wait_until = time.monotonic() + (0.0 if hard else self.settings.kill_grace) + 2.0
+        while self.ledger.running() and time.monotonic() < wait_until:
+            if self._force.is_set() and not hard:  # a second signal while waiting
+                hard = True
+                self.ledger.cancel([sl.job.id for sl in self.ledger.running()], SHUTDOWN, hard=True)
+            self.ledger.wait_change(0.1)
+        stuck = self.ledger.abandon(self.ledger.running())
+        for job_id in stuck:
+            self._finisher.put(job_id, Outcome.release())
+        if stuck:
+            self.log.event(
+                "abandoned",
+                f"{len(stuck)} Python handler(s) did not return; released their jobs",
+            )
+        return stuck

@@ -1,0 +1,50 @@
+"""Surviving a database that goes away: one log line per failed try, a capped backoff, and a
+line when it is back. Every loop of the worker (claim, heartbeat, finisher) has one."""
+
+from __future__ import annotations
+
+from sqlalchemy import exc as sa_exc
+
+from migrate_cron.errors import DatabaseUnavailable, SchemaMissing
+from migrate_cron.worker.log import WorkerLog
+
+# What a restart, failover or network cut looks like from here. psycopg's own errors come from
+# the LISTEN connection, which SQLAlchemy does not wrap.
+OUTAGE_ERRORS: tuple[type[BaseException], ...] = (
+    DatabaseUnavailable,
+    SchemaMissing,
+    sa_exc.DBAPIError,
+    sa_exc.TimeoutError,
+    OSError,
+)
+try:
+    import psycopg
+
+    OUTAGE_ERRORS = (*OUTAGE_ERRORS, psycopg.Error)
+except ImportError:  # pragma: no cover - psycopg is a dependency
+    pass
+
+
+class Outage:
+    def __init__(self, log: WorkerLog, what: str, *, low: float = 0.5, cap: float = 30.0) -> None:
+        self._log = log
+        self._what = what
+        self._low = low
+        self._cap = max(low, cap)
+        self._next = low
+        self._down = False
+
+    def failed(self, exc: BaseException) -> float:
+        """Log the failure; returns how long to wait before the next try."""
+        wait = self._next
+        self._next = min(self._cap, self._next * 2)
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        self._log.event("db-unavailable", f"{self._what}: {text}; retrying in {wait:.1f}s")
+        self._down = True
+        return wait
+
+    def ok(self) -> None:
+        if self._down:
+            self._log.event("db-available", f"{self._what}: the database answers again")
+            self._down = False
+        self._next = self._low

@@ -1,0 +1,167 @@
+"""The rendered revision: deterministic, self-contained, identical to the shipped copies, and
+written into Alembic histories the way Alembic itself would (no database needed here)."""
+
+from __future__ import annotations
+
+import ast
+import io
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from alembic.operations import Operations
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+
+from migrate_cron.errors import ConfigError, UsageError
+from migrate_cron.generate.migration import (
+    ENV_DIR,
+    include_object_snippet,
+    offline_sql,
+    render_revision,
+    revision_id,
+    revision_source,
+    write_revision,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+REGENERATE = "regenerate both copies as described in alembic/README"
+
+
+def _only_file(directory: Path) -> Path:
+    files = sorted(directory.glob("*.py"))
+    assert len(files) == 1, f"expected one revision in {directory}, found {files}"
+    return files[0]
+
+
+def test_repository_and_package_hold_the_revision_schema_py_renders_today() -> None:
+    rendered = revision_source("")
+    repo_file = _only_file(REPO / "alembic" / "versions")
+    package_file = _only_file(ENV_DIR / "versions")
+    assert repo_file.name == f"{revision_id('')}_create_migrate_cron_tables.py"
+    assert repo_file.read_text(encoding="utf-8") == rendered, REGENERATE
+    assert package_file.read_bytes() == repo_file.read_bytes(), REGENERATE
+
+
+@pytest.mark.parametrize("name", ["env.py", "script.py.mako"])
+def test_repository_environment_is_the_packaged_one(name: str) -> None:
+    assert (REPO / "alembic" / name).read_bytes() == (ENV_DIR / name).read_bytes()
+
+
+def test_rendering_is_deterministic_and_prefix_specific() -> None:
+    assert revision_source("mc_") == revision_source("mc_")
+    assert revision_id("") != revision_id("mc_")
+    assert len(revision_id("mc_")) == 12
+    revision = render_revision("mc_")
+    assert revision.table_names == ("mc_job", "mc_scheduled_runs", "mc_job_leases")
+    for name in ("'mc_job'", "'mc_scheduled_runs'", "'mc_job_leases'", "'mc_job_claim_idx'"):
+        assert name in revision.upgrades
+    assert "'job'" not in revision.upgrades
+
+
+def test_revision_imports_only_alembic_and_sqlalchemy() -> None:
+    tree = ast.parse(revision_source("mc_"))
+    modules = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            modules.add((node.module or "").split(".")[0])
+    assert modules == {"typing", "alembic", "sqlalchemy"}
+    assert "migrate_cron" not in revision_source("mc_")
+
+
+def test_timestamps_are_plain_types_with_microsecond_variants() -> None:
+    upgrades = render_revision("").upgrades
+    assert "UTCDateTime" not in upgrades
+    assert "mysql.DATETIME(fsp=6), 'mysql'" in upgrades
+    assert "mysql.DATETIME(fsp=6), 'mariadb'" in upgrades
+    assert "mssql.DATETIME2(precision=6), 'mssql'" in upgrades
+    assert "postgresql.JSONB(astext_type=sa.Text())" in upgrades
+
+
+def test_bad_prefix_and_unknown_dialect_are_refused() -> None:
+    with pytest.raises(UsageError):
+        render_revision("drop table;")
+    with pytest.raises(UsageError, match="unknown dialect"):
+        offline_sql("", "oracle")
+
+
+def _history(tmp_path: Path, *revisions: tuple[str, str | None]) -> ScriptDirectory:
+    """A script directory with our template and hand-written revisions (id, down_revision)."""
+    (tmp_path / "versions").mkdir()
+    shutil.copyfile(ENV_DIR / "script.py.mako", tmp_path / "script.py.mako")
+    for rev, down in revisions:
+        (tmp_path / "versions" / f"{rev}_user.py").write_text(
+            f"revision = {rev!r}\ndown_revision = {down!r}\nbranch_labels = None\n"
+            "depends_on = None\n\n\ndef upgrade():\n    pass\n\n\ndef downgrade():\n    pass\n"
+        )
+    return ScriptDirectory(str(tmp_path))
+
+
+def test_appends_to_the_single_head(tmp_path: Path) -> None:
+    script = _history(tmp_path, ("u1", None), ("u2", "u1"))
+    written = write_revision(script, render_revision("mc_"))
+    assert written.down_revision == "u2"
+    assert ScriptDirectory(str(tmp_path)).get_heads() == [written.rev_id]
+
+
+def test_several_heads_need_a_choice(tmp_path: Path) -> None:
+    script = _history(tmp_path, ("u1", None), ("a2", "u1"), ("b2", "u1"))
+    with pytest.raises(ConfigError, match="2 heads.*--head REV.*--branch-label"):
+        write_revision(script, render_revision("mc_"))
+    written = write_revision(script, render_revision("mc_"), head="b2")
+    assert written.down_revision == "b2"
+    assert sorted(ScriptDirectory(str(tmp_path)).get_heads()) == sorted(["a2", written.rev_id])
+
+
+def test_branch_label_starts_an_independent_branch(tmp_path: Path) -> None:
+    script = _history(tmp_path, ("u1", None))
+    written = write_revision(script, render_revision("mc_"), branch_label="queue")
+    assert written.down_revision is None
+    assert written.branch_labels == ("queue",)
+    assert ScriptDirectory(str(tmp_path)).get_revision("queue@head").revision == written.rev_id
+
+
+def test_the_same_revision_twice_is_refused(tmp_path: Path) -> None:
+    script = _history(tmp_path, ("u1", None))
+    write_revision(script, render_revision("mc_"))
+    with pytest.raises(ConfigError, match="already in the history"):
+        write_revision(ScriptDirectory(str(tmp_path)), render_revision("mc_"))
+
+
+def _run_offline_upgrade(path: Path, dialect: str) -> str:
+    namespace: dict[str, Any] = {}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    buffer = io.StringIO()
+    context = MigrationContext.configure(
+        dialect_name=dialect, opts={"as_sql": True, "output_buffer": buffer}
+    )
+    with Operations.context(context):
+        namespace["upgrade"]()
+    return buffer.getvalue()
+
+
+def test_a_template_without_imports_still_gets_a_working_file(tmp_path: Path) -> None:
+    script = _history(tmp_path, ("u1", None))
+    template = (tmp_path / "script.py.mako").read_text()
+    stripped = template.replace('${imports if imports else ""}\n', "")
+    stripped = stripped.replace("import sqlalchemy as sa\n", "")
+    assert "imports" not in stripped
+    (tmp_path / "script.py.mako").write_text(stripped)
+    written = write_revision(script, render_revision("mc_"))
+    ddl = _run_offline_upgrade(written.path, "mysql")
+    assert "CREATE TABLE mc_job" in ddl
+    assert "DATETIME(6)" in ddl
+
+
+def test_include_object_snippet_hides_exactly_our_tables() -> None:
+    namespace: dict[str, Any] = {}
+    exec(include_object_snippet("mc_"), namespace)
+    include = namespace["include_object"]
+    for ours in ("mc_job", "mc_scheduled_runs", "mc_job_leases", "mc_migrate_cron_alembic_version"):
+        assert include(None, ours, "table", True, None) is False
+    assert include(None, "job", "table", True, None) is True
+    assert include(None, "users", "table", True, None) is True
+    assert include(None, "mc_job_claim_idx", "index", True, None) is True

@@ -1,0 +1,86 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from migrate_cron.errors import ConfigError, UnknownJob, UsageError
+from migrate_cron.registry import Backoff, load_registry
+
+GOOD = """
+[defaults]
+timezone = "Europe/Berlin"
+max_attempts = 3
+
+[jobs.export-invoices]
+schedule = "30 2 * * *"
+command = "php artisan invoices:export --since=yesterday"
+env = { MAILTO = "ops@example.com" }
+cwd = "/var/www/shop"
+backoff = { base = 5, cap = 600 }
+policy = "run-once"
+mode = "enqueue"
+timeout = 3600
+
+[jobs.export-invoices.source]
+file = "/etc/cron.d/shop"
+line = 12
+text = "30 2 * * * www-data php artisan invoices:export --since=yesterday\\n"
+user = "www-data"
+
+[jobs.send-mail]
+handler = "shop.jobs:send_mail"
+timezone = "UTC"
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    p = tmp_path / "migrate-cron.toml"
+    p.write_text(text)
+    return p
+
+
+def test_loads_jobs_with_defaults_applied(tmp_path: Path) -> None:
+    reg = load_registry(write(tmp_path, GOOD))
+    job = reg.get("export-invoices")
+    assert job.timezone == "Europe/Berlin" and job.max_attempts == 3
+    assert job.backoff == Backoff(5.0, 600.0)
+    assert job.env == {"MAILTO": "ops@example.com"} and job.timeout == 3600.0
+    assert job.source is not None and job.source.line == 12 and job.source.user == "www-data"
+    mail = reg.get("send-mail")
+    assert mail.handler == "shop.jobs:send_mail" and mail.command is None
+    assert mail.timezone == "UTC" and mail.schedule is None
+    assert [j.name for j in reg.scheduled()] == ["export-invoices"]
+
+
+def test_unknown_job_lists_known_ones(tmp_path: Path) -> None:
+    reg = load_registry(write(tmp_path, GOOD))
+    with pytest.raises(UnknownJob, match="export-invoices, send-mail"):
+        reg.get("nope")
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ('[jobs.a]\ncommand = "x"\npolicy = "sometimes"\n', "job 'a': key 'policy'"),
+        ('[jobs.a]\ncommand = "x"\nmax_attempts = "3"\n', "key 'max_attempts' must be a int"),
+        ('[jobs.a]\nschedule = "* * * * *"\n', "set exactly one of 'command' or 'handler'"),
+        ('[jobs.a]\ncommand = "x"\ntimezone = "Mars/Olympus"\n', "unknown time zone"),
+        ('[jobs.a]\ncommand = "x"\nschedule = "61 * * * *"\n', "key 'schedule'"),
+        ('[jobs.a]\ncommand = "x"\ncolour = "red"\n', "unknown key 'colour'"),
+        ('[jobs.a]\ncommand = "x"\nbackoff = { base = 10, cap = 1 }\n', "cap must be >= base"),
+        ('[jobs."a b"]\ncommand = "x"\n', "names use letters"),
+        ("[jobs.a\ncommand = 1\n", "invalid TOML"),
+    ],
+)
+def test_errors_name_file_job_and_key(tmp_path: Path, body: str, message: str) -> None:
+    path = write(tmp_path, body)
+    with pytest.raises(ConfigError) as exc:
+        load_registry(path)
+    assert str(path) in str(exc.value)
+    assert message in str(exc.value)
+
+
+def test_missing_file_is_a_usage_error(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="generate registry"):
+        load_registry(tmp_path / "nope.toml")
