@@ -27,6 +27,9 @@ Format (every key but the command/handler is optional)::
     # handler = "myapp.jobs:export"   # instead of command: a Python callable
     # [jobs.export-invoices.source]   # where the line came from (for migrate/rollback)
     # file = "/etc/cron.d/shop"; line = 12; text = "30 2 * * * www-data php …"
+    # [jobs.export-invoices.migration]  # written by `migrate`, removed by `rollback`
+    # previous_mode = "cron"; crontab = "/etc/cron.d/shop"; line = "30 2 * * * www-data /…"
+    # switched_at = 2025-03-01T09:12:00Z; installed = false
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +67,19 @@ class Source:
 
 
 @dataclass(frozen=True)
+class Migration:
+    """A switch made by ``migrate-cron migrate``: what ``rollback`` restores and ``verify``
+    counts from. ``line`` is the crontab line as migrate wrote it (found again at rollback),
+    ``crontab`` the file it wrote, ``previous_mode`` the mode before the first switch."""
+
+    previous_mode: str
+    crontab: str
+    line: str
+    switched_at: datetime
+    installed: bool = False
+
+
+@dataclass(frozen=True)
 class JobSpec:
     name: str
     command: str | None = None
@@ -81,6 +98,7 @@ class JobSpec:
     misfire_grace: float = 60.0
     mode: str = "cron"
     source: Source | None = None
+    migration: Migration | None = None
 
 
 @dataclass(frozen=True)
@@ -124,6 +142,7 @@ _KEYS = {
     "misfire_grace": (int, float),
     "mode": str,
     "source": dict,
+    "migration": dict,
 }
 
 
@@ -162,7 +181,10 @@ def parse_registry(data: Mapping[str, Any], path: str = "migrate-cron.toml") -> 
     for name, table in jobs_raw.items():
         if not isinstance(table, dict):
             raise ConfigError(f"{path}: job {name!r}: must be a table [jobs.{name}]")
-        merged = {**{k: v for k, v in defaults.items() if k != "source"}, **table}
+        merged = {
+            **{k: v for k, v in defaults.items() if k not in ("source", "migration")},
+            **table,
+        }
         jobs[name] = _job(path, name, merged)
     return Registry(path, jobs)
 
@@ -237,6 +259,7 @@ def _job(path: str, name: str, t: dict[str, Any]) -> JobSpec:
         misfire_grace=float(t.get("misfire_grace", 60)),
         mode=mode,
         source=_source(t.get("source"), bad),
+        migration=_migration(t.get("migration"), bad),
     )
 
 
@@ -268,13 +291,39 @@ def _source(raw: dict[str, Any] | None, bad: Any) -> Source | None:
         raise bad("source", f"missing {exc.args[0]!r} (needs file, line, text)") from None
 
 
+def _migration(raw: dict[str, Any] | None, bad: Any) -> Migration | None:
+    if raw is None:
+        return None
+    try:
+        previous, crontab, line = raw["previous_mode"], raw["crontab"], raw["line"]
+        switched_at = raw["switched_at"]
+    except KeyError as exc:
+        raise bad(
+            "migration",
+            f"missing {exc.args[0]!r} (needs previous_mode, crontab, line, switched_at)",
+        ) from None
+    if previous not in MODES:
+        raise bad("migration", f"previous_mode {previous!r} is not one of {', '.join(MODES)}")
+    if not isinstance(switched_at, datetime) or switched_at.tzinfo is None:
+        raise bad("migration", "switched_at must be a TOML date-time with an offset")
+    return Migration(
+        previous_mode=previous,
+        crontab=str(crontab),
+        line=str(line),
+        switched_at=switched_at,
+        installed=bool(raw.get("installed", False)),
+    )
+
+
 def _check_timezone(tz: str, bad: Any) -> None:
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
     try:
         ZoneInfo(tz)
     except (ZoneInfoNotFoundError, ValueError):
-        raise bad("timezone", f"unknown time zone {tz!r} (use an IANA name like Europe/Berlin)")
+        raise bad(
+            "timezone", f"unknown time zone {tz!r} (use an IANA name like Europe/Berlin)"
+        ) from None
 
 
 def _check_schedule(expr: str, tz: str, bad: Any) -> None:

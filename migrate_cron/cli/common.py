@@ -70,13 +70,13 @@ def open_store(database_url: str, table_prefix: str = "") -> Store:
 def stderr_console() -> Console:
     from rich.console import Console
 
-    return Console(stderr=True)
+    return Console(stderr=True, soft_wrap=True)
 
 
 def stdout_console() -> Console:
     from rich.console import Console
 
-    return Console()
+    return Console(soft_wrap=not sys.stdout.isatty())
 
 
 def print_json(data: Any) -> None:

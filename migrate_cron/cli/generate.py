@@ -34,7 +34,7 @@ ConfigFile = Annotated[
     typer.Option(
         "--config",
         "-c",
-        help="Your alembic.ini. Default: ./alembic.ini, or [tool.alembic] in ./pyproject.toml.",
+        help="Your alembic.ini. Default: ./alembic.ini, or \\[tool.alembic] in ./pyproject.toml.",
         show_default=False,
     ),
 ]
@@ -91,8 +91,9 @@ def migration(
 ) -> None:
     """Add an Alembic revision creating the migrate-cron tables to your Alembic history.
 
-    It is appended to your single head, so `alembic upgrade head` creates the tables with the
-    rest of your schema. The file imports only alembic and SQLAlchemy.
+    It is appended to your single head: `alembic upgrade head` creates the tables.
+
+    The file imports only alembic and SQLAlchemy.
     """
     from migrate_cron.config import validate_prefix
     from migrate_cron.errors import UsageError

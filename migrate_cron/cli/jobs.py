@@ -218,9 +218,7 @@ def _confirm(question: str, yes: bool, verb: str) -> bool:
     if yes:
         return True
     if not sys.stdin.isatty():
-        raise UsageError(
-            f"refusing to {verb} without confirmation: stdin is not a terminal; pass --yes"
-        )
+        raise UsageError(f"stdin is not a terminal: pass --yes to {verb} without a prompt")
     if typer.confirm(question, default=False, err=True):
         return True
     from migrate_cron.cli.common import info

@@ -61,8 +61,11 @@ def main() -> None:
         if os.environ.get("MIGRATE_CRON_DEBUG"):
             raise
         from rich.console import Console
+        from rich.markup import escape
 
-        Console(stderr=True).print(f"[red]error:[/red] {mask_url(str(exc))}", highlight=False)
+        Console(stderr=True, soft_wrap=True).print(
+            f"[red]error:[/red] {escape(mask_url(str(exc)))}", highlight=False
+        )
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)

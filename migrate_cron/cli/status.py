@@ -15,7 +15,7 @@ from migrate_cron.cli.common import DatabaseUrl, JsonFlag, TablePrefix
 from migrate_cron.config import DEFAULT_DATABASE_URL, DEFAULT_REGISTRY, REGISTRY_ENV
 
 if TYPE_CHECKING:
-    from rich.console import RenderableType
+    from rich.console import Console, RenderableType
 
     from migrate_cron.ops.status import StatusReport, Thresholds
     from migrate_cron.registry import JobSpec
@@ -110,9 +110,7 @@ def status(
 
                 print_json(report_to_dict(report))
             else:
-                from migrate_cron.cli.common import stdout_console
-
-                stdout_console().print(render(report))
+                _console().print(render(report))
     finally:
         store.dispose()
 
@@ -168,10 +166,9 @@ def _watch(store: Store, window: float, specs: list[JobSpec], interval: float) -
     from rich.live import Live
     from rich.text import Text
 
-    from migrate_cron.cli.common import stdout_console
     from migrate_cron.errors import MigrateCronError, UsageError
 
-    console = stdout_console()
+    console = _console()
     if not console.is_terminal:
         raise UsageError("--watch needs a terminal; use --json (or --check) in scripts")
     interval = max(interval, 0.2)
@@ -200,6 +197,16 @@ def _footer(view: RenderableType, interval: float) -> RenderableType:
 
 
 # ---------------------------------------------------------------------- rendering
+def _console() -> Console:
+    """stdout; piped output gets a wide fixed width instead of Rich's 80 columns."""
+    from migrate_cron.cli.common import stdout_console
+
+    console = stdout_console()
+    if not console.is_terminal:
+        console.width = 160
+    return console
+
+
 def render(report: StatusReport) -> RenderableType:
     """The human view: one table of kinds and, if any, one of scheduled jobs."""
     from rich.console import Group
@@ -210,31 +217,34 @@ def render(report: StatusReport) -> RenderableType:
 
     win = fd(report.window)
     kinds = Table(
-        title=f"queue at {report.now:%Y-%m-%d %H:%M:%S}Z (window {win})", title_justify="left"
+        title=f"queue at {report.now:%Y-%m-%d %H:%M:%S}Z — done, durations: last {win}",
+        title_justify="left",
     )
-    for name, justify in (
-        ("kind", "left"),
-        ("ready", "right"),
-        ("sched", "right"),
-        ("running", "right"),
-        (f"done/{win}", "right"),
-        ("failed", "right"),
-        ("oldest ready", "right"),
-        ("p50", "right"),
-        ("p95", "right"),
-        ("max", "right"),
-        ("last success", "right"),
-        ("last failure", "right"),
+    for name in (
+        "kind",
+        "ready",
+        "sched",
+        "running",
+        "failed",
+        "cancelled",
+        "done",
+        "oldest ready",
+        "p50",
+        "p95",
+        "max",
+        "last ok",
+        "last failure",
     ):
-        kinds.add_column(name, justify=justify)  # type: ignore[arg-type]
+        kinds.add_column(name, justify="left" if name == "kind" else "right", no_wrap=True)
     for k in report.kinds:
         kinds.add_row(
             k.kind,
             str(k.ready),
             str(k.scheduled),
             str(k.running),
-            str(k.done),
             Text(str(k.failed), style="bold red" if k.failed else ""),
+            str(k.cancelled),
+            str(k.done),
             fd(k.oldest_ready_age),
             fd(k.duration_p50),
             fd(k.duration_p95),
@@ -243,13 +253,13 @@ def render(report: StatusReport) -> RenderableType:
             Text(_ago(report.now, k.last_failure), style="red" if k.last_failure else ""),
         )
     if not report.kinds:
-        kinds.add_row("(no jobs)", *[""] * 11)
+        kinds.add_row("(no jobs)", *[""] * 12)
     scheduled = [k.schedule for k in report.kinds if k.schedule is not None]
     if not scheduled:
         return kinds
     sched = Table(title="scheduled jobs", title_justify="left")
-    for name in ("job", "schedule", "last slot", "outcome", "job", "lag", "next slot"):
-        sched.add_column(name)
+    for name in ("job", "schedule", "last slot", "outcome", "run", "lag", "next slot"):
+        sched.add_column(name, no_wrap=name != "schedule")
     for s in scheduled:
         sched.add_row(
             s.job,

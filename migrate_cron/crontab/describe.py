@@ -28,7 +28,11 @@ _MONTH_NAMES = (
 
 def describe(fields: CronFields) -> str:
     """One phrase: time of day, then days, then months."""
-    parts = [_time_phrase(fields), _day_phrase(fields)]
+    time_part = _time_phrase(fields)
+    day_part = _day_phrase(fields)
+    if day_part == "every day" and time_part.startswith("every"):
+        day_part = ""  # "every 5 minutes", not "every 5 minutes every day"
+    parts = [time_part, day_part]
     months = _month_phrase(fields)
     if months:
         parts.append(months)

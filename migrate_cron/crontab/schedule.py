@@ -162,7 +162,7 @@ class Schedule:
         cursor = after
         while True:
             transition = _transition_near(zone, cursor)
-            if transition is None or cursor < transition.at - transition.margin:
+            if transition is None or cursor < transition.at - transition.margin - _TINY:
                 limit = (
                     transition.at - transition.margin
                     if transition is not None
@@ -191,9 +191,11 @@ class Schedule:
         high = max(tr.before, tr.after)
         wild = not self._need_fields().fixed_time or tr.is_jump
         pending: list[datetime] = []
+        seen: set[datetime] = set()  # two wall times that map to one instant give one slot
         for wall in self._plan.walls_after(_floor_minute(after + low)):
             for instant in self._resolve(wall, tr, wild):
-                if after < instant <= end:
+                if after < instant <= end and instant not in seen:
+                    seen.add(instant)
                     heapq.heappush(pending, instant)
             safe = wall - high
             while pending and pending[0] <= safe:
@@ -376,8 +378,21 @@ def _describe_cached(expr: str) -> str:
     return describe(fields)
 
 
-_CYCLE_START = date(2024, 1, 1)
-_CYCLE_DAYS = tuple(_CYCLE_START + timedelta(days=i) for i in range(4 * 365 + 1))
+@lru_cache(maxsize=1)
+def _calendar_counts() -> list[list[list[int]]]:
+    """counts[month][day][weekday] over 2001-2028: 28 years, 1461 whole weeks, so every
+    weekday and leap day appears at its long-run frequency."""
+    counts = [[[0] * 7 for _ in range(32)] for _ in range(13)]
+    day = date(2001, 1, 1)
+    end = date(2029, 1, 1)
+    one = timedelta(days=1)
+    while day < end:
+        counts[day.month][day.day][day.isoweekday() % 7] += 1
+        day += one
+    return counts
+
+
+_CYCLE_DAYS = (date(2029, 1, 1) - date(2001, 1, 1)).days
 
 
 @lru_cache(maxsize=65536)
@@ -385,18 +400,22 @@ def _runs_per_day(expr: str) -> float:
     fields = _compile(expr, allow_reboot=True).fields
     assert fields is not None
     per_day = len(fields.minutes) * len(fields.hours)
-    if len(fields.days) == 31 and len(fields.weekdays) == 7 and len(fields.months) == 12:
+    all_days = len(fields.days) == 31
+    all_weekdays = len(fields.weekdays) == 7
+    if all_days and all_weekdays and len(fields.months) == 12:
         return float(per_day)
-    days = set(fields.days)
-    weekdays = set(fields.weekdays)
-    months = set(fields.months)
-    day_or = fields.day_or
+    counts = _calendar_counts()
     matching = 0
-    for d in _CYCLE_DAYS:
-        if d.month not in months:
-            continue
-        dom = d.day in days
-        dow = (d.isoweekday() % 7) in weekdays
-        if (dom or dow) if day_or else (dom and dow):
-            matching += 1
-    return per_day * matching / len(_CYCLE_DAYS)
+    for m in fields.months:
+        by_day = counts[m]
+        on_days = sum(sum(by_day[d]) for d in fields.days)
+        on_weekdays = sum(by_day[d][w] for d in range(1, 32) for w in fields.weekdays)
+        both = (
+            on_days
+            if all_weekdays
+            else on_weekdays
+            if all_days
+            else sum(by_day[d][w] for d in fields.days for w in fields.weekdays)
+        )
+        matching += (on_days + on_weekdays - both) if fields.day_or else both
+    return per_day * matching / _CYCLE_DAYS

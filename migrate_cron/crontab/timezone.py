@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, tzinfo
 from functools import lru_cache
 from zoneinfo import ZoneInfo
@@ -32,14 +32,15 @@ class Transition:
     before: timedelta
     after: timedelta
 
+    #: How far from ``at`` a wall time can map irregularly (the shift plus an hour of slack).
+    margin: timedelta = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "margin", abs(self.shift) + timedelta(hours=1))
+
     @property
     def shift(self) -> timedelta:
         return self.after - self.before
-
-    @property
-    def margin(self) -> timedelta:
-        """How far from ``at`` a wall time can map irregularly (plus an hour of slack)."""
-        return abs(self.shift) + timedelta(hours=1)
 
     @property
     def is_jump(self) -> bool:

@@ -37,7 +37,8 @@ def parse_duration(text: str, *, option: str = "duration") -> float:
 
 
 def format_duration(seconds: float | None) -> str:
-    """A short human form: ``850ms``, ``42s``, ``7m 03s``, ``5h 20m``, ``3d 4h``; ``-`` for None."""
+    """A short human form: ``850ms``, ``42s``, ``7m 03s``, ``5m``, ``5h 20m``, ``3d 4h``, ``1d``;
+    ``-`` for None."""
     if seconds is None:
         return "-"
     sign = "-" if seconds < 0 else ""
@@ -51,7 +52,7 @@ def format_duration(seconds: float | None) -> str:
     hours, rest = divmod(rest, 3600)
     minutes, secs = divmod(rest, 60)
     if days:
-        return f"{sign}{days}d {hours}h"
+        return f"{sign}{days}d {hours}h" if hours else f"{sign}{days}d"
     if hours:
-        return f"{sign}{hours}h {minutes:02d}m"
-    return f"{sign}{minutes}m {secs:02d}s"
+        return f"{sign}{hours}h {minutes:02d}m" if minutes else f"{sign}{hours}h"
+    return f"{sign}{minutes}m {secs:02d}s" if secs else f"{sign}{minutes}m"

@@ -62,6 +62,10 @@ class MemoryLedger:
                 fresh.append(s.astimezone(UTC))
         return fresh
 
+    def seed(self, job_name: str, slot: datetime) -> None:
+        """Pretend ``slot`` ran before the simulated period (not reported as an event)."""
+        self._put(LedgerRow(job_name, slot.astimezone(UTC), "enqueued", None))
+
     def _put(self, row: LedgerRow) -> None:
         self.rows[(row.job_name, row.scheduled_for)] = row
         last = self._last.get(row.job_name)

@@ -156,24 +156,40 @@ class Scheduler:
 
     def _tick(self, now: datetime, keep_going: Callable[[], bool] | None) -> list[RunEvent]:
         events: list[RunEvent] = []
-        plans: dict[tuple[Any, MissedRunPolicy, datetime], list[Decision]] = {}
-        next_memo: dict[tuple[Any, datetime], datetime] = {}
+        # Jobs with equal schedules, rules and positions plan once per tick.
+        plans: dict[tuple[Any, ...], tuple[list[Decision], datetime]] = {}
         while self._heap and self._heap[0][0] <= now:
             if keep_going is not None and not keep_going():
                 self.loaded = False  # partial tick: reload from the database next time
                 break
-            _, _, name = heapq.heappop(self._heap)
+            due, _, name = heapq.heappop(self._heap)
             job = self.jobs[name]
-            last = self._last[name]
-            key = (job.schedule, job.rule, last)  # jobs with equal schedules plan once
-            decisions = plans.get(key)
-            if decisions is None:
-                decisions = plans[key] = plan(job.schedule, last, now, job.rule)
+            key = (job.schedule, job.rule, self._last[name], due)
+            found = plans.get(key)
+            if found is None:
+                found = plans[key] = self._plan(job, due, now)
+            decisions, following = found
             events.extend(self._write(job, decisions))
-            if decisions:
-                self._last[name] = max(last, max(d.slot for d in decisions))
-            heapq.heappush(self._heap, self._entry(self._next_after(job, now, next_memo), name))
+            self._last[name] = max(self._last[name], decisions[-1].slot)
+            heapq.heappush(self._heap, self._entry(following, name))
         return events
+
+    def _plan(
+        self, job: ScheduledJob, due: datetime, now: datetime
+    ) -> tuple[list[Decision], datetime]:
+        """Decisions for the slots in ``[due, now]`` and the slot after them.
+
+        ``due`` is the first slot after the job's last recorded one, so the usual on-time case
+        costs one ``next_after``; only after a stall are the slots up to now enumerated.
+        """
+        following = job.schedule.next_after(due)
+        slots = [due]
+        if following <= now:
+            slots.extend(job.schedule.iter_between(due, now))
+            following = job.schedule.next_after(slots[-1])
+        decisions = job.rule.decide(slots, now)
+        decisions.sort(key=lambda d: d.slot)
+        return decisions, following
 
     def _write(self, job: ScheduledJob, decisions: Sequence[Decision]) -> list[RunEvent]:
         events: list[RunEvent] = []

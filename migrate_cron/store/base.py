@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -44,6 +45,7 @@ from migrate_cron.store.models import (
     CleanupResult,
     EnqueueResult,
     Job,
+    KindHistory,
     KindStats,
     QueueStatus,
     ReapResult,
@@ -810,6 +812,56 @@ class Store:
         with self.transaction(readonly=True) as conn:
             return int(conn.execute(q).scalar_one())
 
+    def kind_history(
+        self, kinds: Sequence[str], since: datetime | None = None
+    ) -> dict[str, KindHistory]:
+        """Per kind, the rows created at or after ``since``: counts per state, retried jobs,
+        the newest success and the newest error on record. Every asked kind is in the result
+        (all zero when it has no rows). Used by ``verify`` and ``migrations``."""
+        job = self.tables.job
+        out: dict[str, KindHistory] = {k: KindHistory(k) for k in kinds}
+        if not out:
+            return out
+        names = list(out)
+        with self.transaction(readonly=True) as conn:
+            for i in range(0, len(names), 500):
+                cond: list[Any] = [job.c.kind.in_(names[i : i + 500])]
+                if since is not None:
+                    cond.append(job.c.created_at >= since.astimezone(UTC))
+                q = (
+                    select(
+                        job.c.kind,
+                        job.c.state,
+                        func.count().label("n"),
+                        func.sum(case((job.c.attempts > 1, 1), else_=0)).label("retried"),
+                        func.max(job.c.finished_at).label("last"),
+                    )
+                    .where(*cond)
+                    .group_by(job.c.kind, job.c.state)
+                )
+                for r in conn.execute(q):
+                    h = out[r.kind]
+                    changes: dict[str, Any] = {
+                        r.state: getattr(h, r.state) + int(r.n),
+                        "retried": h.retried + int(r.retried or 0),
+                    }
+                    if r.state == "done" and r.last is not None:
+                        changes["last_success"] = _aware(r.last)
+                    out[r.kind] = replace(h, **changes)
+            for kind, h in out.items():
+                if not (h.open or h.running or h.failed or h.cancelled):
+                    continue
+                cond = [job.c.kind == kind, job.c.last_error.is_not(None)]
+                if since is not None:
+                    cond.append(job.c.created_at >= since.astimezone(UTC))
+                row = conn.execute(
+                    select(job.c.id, job.c.last_error).where(*cond).order_by(job.c.id.desc())
+                    .limit(1)
+                ).first()
+                if row is not None:
+                    out[kind] = replace(h, last_error=row.last_error, last_error_job=row.id)
+        return out
+
     # ------------------------------------------------------------------ leases
     def acquire_lease(self, name: str, holder: str, ttl: float) -> bool:
         """Take or renew the named lease; True if ``holder`` holds it for ``ttl`` s now."""
@@ -848,3 +900,10 @@ class Store:
                 select(leases.c.holder, leases.c.expires_at).where(leases.c.name == name)
             ).first()
         return (row.holder, row.expires_at) if row else None
+
+
+def _aware(value: Any) -> datetime:
+    """A timestamp read back from the database as an aware UTC datetime."""
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    return value if value.tzinfo else value.replace(tzinfo=UTC)

@@ -117,3 +117,25 @@ class QueueStatus:
     since: datetime
     kinds: tuple[KindStatus, ...] = ()
     slots: tuple[SlotStatus, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class KindHistory:
+    """What happened to one job kind's rows created since a moment (a crontab line's switch):
+    counts per state, jobs that needed more than one attempt, the newest success, and the
+    newest error still on record (a later success clears a job's own error)."""
+
+    kind: str
+    open: int = 0
+    running: int = 0
+    done: int = 0
+    failed: int = 0
+    cancelled: int = 0
+    retried: int = 0
+    last_success: datetime | None = None
+    last_error: str | None = None
+    last_error_job: int | None = None
+
+    @property
+    def total(self) -> int:
+        return self.open + self.running + self.done + self.failed + self.cancelled

@@ -112,11 +112,21 @@ class Ledger:
             self._cond.notify_all()
         return out
 
-    def wait_for_room(self, room: int, capacity: int, timeout: float) -> None:
-        """Block until ``room`` more jobs fit under ``capacity`` (or something settles)."""
+    def room(self, capacity: int) -> int:
+        """How many more jobs to claim: ``capacity`` counts jobs waiting for a thread or
+        running. Finished jobs whose outcome is still being written do not count (the next
+        claim overlaps that write), but the ledger never holds more than twice ``capacity``."""
         with self._cond:
-            if capacity - len(self._slots) < room:
-                self._cond.wait(timeout)
+            return self._room_locked(capacity)
+
+    def wait_for_room(self, room: int, capacity: int, timeout: float) -> None:
+        """Block until ``room(capacity) >= room``, or the timeout passes."""
+        with self._cond:
+            self._cond.wait_for(lambda: self._room_locked(capacity) >= room, timeout)
+
+    def _room_locked(self, capacity: int) -> int:
+        active = sum(1 for s in self._slots.values() if s.state != FINISHED)
+        return max(0, min(capacity - active, 2 * capacity - len(self._slots)))
 
     def wait_change(self, timeout: float) -> None:
         """Block until a job finishes or settles, or the timeout passes."""

@@ -161,9 +161,8 @@ class Worker:
         outage = Outage(self.log, "claiming jobs", cap=s.outage_cap)
         kinds = list(s.kinds) or None
         while not self._stopping.is_set():
-            held = len(self.ledger)
-            room = s.capacity - held
-            if held and room < s.refill_at:
+            room = self.ledger.room(s.capacity)
+            if room < s.refill_at and len(self.ledger):
                 self.ledger.wait_for_room(s.refill_at, s.capacity, _SLICE)
                 continue
             if self._listener is None and self._wants_listener():

@@ -43,8 +43,7 @@ def schema_diff(url: str, prefix: str) -> list[Any]:
             context = MigrationContext.configure(
                 conn,
                 opts={
-                    "include_name": lambda name, type_, _parent: type_ != "table"
-                    or name in names,
+                    "include_name": lambda name, type_, _parent: type_ != "table" or name in names,
                     "compare_type": True,
                     "compare_server_default": True,
                 },

@@ -69,7 +69,7 @@ def test_revision_imports_only_alembic_and_sqlalchemy() -> None:
         elif isinstance(node, ast.ImportFrom):
             modules.add((node.module or "").split(".")[0])
     assert modules == {"typing", "alembic", "sqlalchemy"}
-    assert "migrate_cron" not in revision_source("mc_")
+    assert "migrate_cron." not in revision_source("mc_")  # no dotted reference either
 
 
 def test_timestamps_are_plain_types_with_microsecond_variants() -> None:
@@ -109,7 +109,7 @@ def test_appends_to_the_single_head(tmp_path: Path) -> None:
 
 def test_several_heads_need_a_choice(tmp_path: Path) -> None:
     script = _history(tmp_path, ("u1", None), ("a2", "u1"), ("b2", "u1"))
-    with pytest.raises(ConfigError, match="2 heads.*--head REV.*--branch-label"):
+    with pytest.raises(ConfigError, match=r"2 heads.*--head REV.*--branch-label"):
         write_revision(script, render_revision("mc_"))
     written = write_revision(script, render_revision("mc_"), head="b2")
     assert written.down_revision == "b2"

@@ -26,7 +26,9 @@ SPECS = (
 
 
 @contextmanager
-def clocked_store(url: str, prefix: str, start: datetime = NOW) -> Iterator[tuple[Store, FakeClock]]:
+def clocked_store(
+    url: str, prefix: str, start: datetime = NOW
+) -> Iterator[tuple[Store, FakeClock]]:
     """A store whose every timestamp comes from a FakeClock; tables dropped afterwards."""
     clock = FakeClock(start)
     store = open_store(url, prefix=prefix, clock=clock)
@@ -262,7 +264,9 @@ EXPECTED: dict[str, dict[str, Any]] = {
 }
 
 
-def bulk_done(store: Store, n: int, *, kind: str = "bulk", finished: datetime, chunk: int = 10000) -> None:
+def bulk_done(
+    store: Store, n: int, *, kind: str = "bulk", finished: datetime, chunk: int = 10000
+) -> None:
     """Insert ``n`` done rows finished at ``finished`` (test data, not a store operation)."""
     job = store.tables.job
     row = {

@@ -45,6 +45,9 @@ def test_parse_duration_refuses_and_names_the_option(text: str) -> None:
         (5400, "1h 30m"),
         (3 * 86400 + 4 * 3600, "3d 4h"),
         (-90, "-1m 30s"),
+        (300, "5m"),
+        (3600, "1h"),
+        (86400, "1d"),
     ],
 )
 def test_format_duration(seconds: float | None, text: str) -> None:

@@ -32,8 +32,8 @@ def _fill(store: Store) -> None:
             text(
                 f"INSERT INTO {job} (kind, state, attempts, max_attempts, run_at, created_at,"
                 " started_at, finished_at)"
-                f" SELECT {kinds}, 'done', 1, 5, t - interval '2 seconds', t - interval '2 seconds',"
-                "  t - interval '1 second', t"
+                f" SELECT {kinds}, 'done', 1, 5, t - interval '2 seconds',"
+                "  t - interval '2 seconds', t - interval '1 second', t"
                 " FROM (SELECT i, now() - (i * interval '13 seconds') AS t"
                 "       FROM generate_series(1, 200000) AS i) s"
             )

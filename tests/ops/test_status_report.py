@@ -103,7 +103,11 @@ def test_check_breaches_exactly_above_each_limit(
     status = QueueStatus(
         now=NOW,
         since=NOW - timedelta(hours=1),
-        kinds=(KindStatus(kind="j", ready=1, failed=failed, oldest_ready_at=NOW - timedelta(seconds=age)),),
+        kinds=(
+            KindStatus(
+                kind="j", ready=1, failed=failed, oldest_ready_at=NOW - timedelta(seconds=age)
+            ),
+        ),
         slots=(slot(started_at=SLOT + timedelta(seconds=lag)),),
     )
     report = build_report(status, [], slot_after=lambda spec, t: None)
@@ -128,11 +132,15 @@ def test_breach_messages_name_kind_value_and_limit() -> None:
     status = QueueStatus(
         now=NOW,
         since=NOW,
-        kinds=(KindStatus(kind="email", failed=2, ready=5, oldest_ready_at=NOW - timedelta(seconds=423)),),
+        kinds=(
+            KindStatus(
+                kind="email", failed=2, ready=5, oldest_ready_at=NOW - timedelta(seconds=423)
+            ),
+        ),
     )
     msgs = [b.message for b in check(build_report(status), Thresholds())]
     assert msgs == [
-        "max-age: email: oldest ready job has waited 7m 03s (limit 5m 00s, 5 ready)",
+        "max-age: email: oldest ready job has waited 7m 03s (limit 5m, 5 ready)",
         "max-failed: email: 2 failed jobs (limit 0); see `migrate-cron jobs list --state failed"
         " --kind email`",
     ]
@@ -150,5 +158,10 @@ def test_registry_jobs_without_rows_are_listed_with_zeros() -> None:
     assert data["kinds"][1]["schedule"] is None
     assert data["window_seconds"] == 86400
     assert data["totals"] == {
-        "ready": 0, "scheduled": 0, "running": 0, "done": 0, "failed": 0, "cancelled": 0
+        "ready": 0,
+        "scheduled": 0,
+        "running": 0,
+        "done": 0,
+        "failed": 0,
+        "cancelled": 0,
     }

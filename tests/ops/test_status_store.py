@@ -36,7 +36,12 @@ def test_status_reports_every_number(db_url: str, table_prefix: str) -> None:
         _compare(kind, EXPECTED[kind["kind"]])
         assert set(kind) == set(EXPECTED[kind["kind"]]) | {"kind"}
     assert data["totals"] == {
-        "ready": 3, "scheduled": 1, "running": 1, "done": 25, "failed": 2, "cancelled": 1
+        "ready": 3,
+        "scheduled": 1,
+        "running": 1,
+        "done": 25,
+        "failed": 2,
+        "cancelled": 1,
     }
 
 
@@ -67,7 +72,9 @@ def test_window_decides_which_done_jobs_count(db_url: str, table_prefix: str) ->
     with clocked_store(db_url, table_prefix) as (store, clock):
         build_timeline(store, clock)
         # 11:02:30 .. 12:03: email jobs 1..20 finished 11:00:01..11:00:20 are outside.
-        short = {k.kind: k for k in store.status(since=NOW - timedelta(minutes=60, seconds=30)).kinds}
+        short = {
+            k.kind: k for k in store.status(since=NOW - timedelta(minutes=60, seconds=30)).kinds
+        }
         wide = {k.kind: k for k in store.status(since=NOW - timedelta(days=3)).kinds}
     assert short["email"].done == 0 and short["email"].duration_p95 is None
     assert short["report"].done == 3

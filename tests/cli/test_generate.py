@@ -1,0 +1,90 @@
+"""``migrate-cron generate migration`` from the installed command: offline DDL for all five
+dialects, JSON output, and usage errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from migrate_cron.generate.migration import revision_id
+from tests.conftest import run_cli
+
+PARTIAL = "CREATE INDEX mc_job_claim_idx ON mc_job (run_at, id) WHERE state = 'open'"
+COMPOSITE = "CREATE INDEX mc_job_claim_idx ON mc_job (state, run_at, id)"
+EXPECTED = {
+    "postgresql": [PARTIAL, "payload JSONB", "run_at TIMESTAMP WITH TIME ZONE NOT NULL"],
+    "sqlite": [PARTIAL, "id INTEGER NOT NULL", "run_at DATETIME NOT NULL"],
+    "mysql": [COMPOSITE, "run_at DATETIME(6) NOT NULL", "AUTO_INCREMENT"],
+    "mariadb": [COMPOSITE, "run_at DATETIME(6) NOT NULL", "AUTO_INCREMENT"],
+    "mssql": [COMPOSITE, "run_at DATETIME2(6) NOT NULL", "IDENTITY", "GO"],
+}
+
+
+@pytest.mark.parametrize("dialect", sorted(EXPECTED))
+def test_sql_prints_the_revision_ddl_for_each_dialect(dialect: str, tmp_path: Path) -> None:
+    result = run_cli(
+        "generate",
+        "migration",
+        "--sql",
+        "--dialect",
+        dialect,
+        "--table-prefix",
+        "mc_",
+        cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stderr
+    ddl = result.stdout
+    assert f"revision {revision_id('mc_')}" in ddl.splitlines()[0]
+    for table in ("mc_job", "mc_scheduled_runs", "mc_job_leases"):
+        assert f"CREATE TABLE {table} (" in ddl
+    for fragment in EXPECTED[dialect]:
+        assert fragment in ddl
+    other = COMPOSITE if PARTIAL in EXPECTED[dialect] else PARTIAL
+    assert other not in ddl
+    assert ddl.count("mc_job_claim_idx") == 1
+    assert "CONSTRAINT mc_job_kind_ref_key UNIQUE (kind, ref)" in ddl
+    assert list(tmp_path.iterdir()) == []  # --sql writes nothing
+
+
+def test_json_describes_the_written_revision(tmp_path: Path) -> None:
+    result = run_cli("generate", "migration", "--init", "db/migrations", "--json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["revision"] == revision_id("")
+    assert data["down_revision"] is None
+    assert data["tables"] == ["job", "scheduled_runs", "job_leases"]
+    assert Path(data["path"]).is_file()
+    assert Path(data["path"]).parent == tmp_path / "db" / "migrations" / "versions"
+    assert "def include_object" in data["include_object"]
+    assert "script_location = %(here)s/db/migrations" in (tmp_path / "alembic.ini").read_text()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--sql",), "--sql and --dialect go together"),
+        (("--dialect", "postgresql"), "--sql and --dialect go together"),
+        (("--sql", "--dialect", "oracle"), "oracle"),
+        (("--table-prefix", "x-y"), "not a valid identifier"),
+        (("--head", "a", "--branch-label", "b"), "pick one"),
+        (("--init", "m", "--directory", "m"), "leave out --directory"),
+    ],
+)
+def test_usage_errors_exit_2(args: tuple[str, ...], message: str, tmp_path: Path) -> None:
+    result = run_cli("generate", "migration", *args, cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert message in " ".join(result.stderr.split())
+    assert "Traceback" not in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_help_names_the_options() -> None:
+    result = run_cli("generate", "migration", "--help")
+    assert result.returncode == 0
+    for option in ("--init", "--sql", "--dialect", "--head", "--branch-label", "--table-prefix"):
+        assert option in result.stdout
+    group = run_cli("generate", "--help")
+    assert group.returncode == 0
+    assert "migration" in group.stdout
