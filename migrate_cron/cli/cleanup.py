@@ -16,8 +16,6 @@ import typer
 from migrate_cron.cli.common import DatabaseUrl, JsonFlag, TablePrefix
 from migrate_cron.config import DEFAULT_DATABASE_URL
 
-NEVER = ("never", "off", "none")
-
 
 def register(app: typer.Typer) -> None:
     app.command("cleanup")(cleanup)
@@ -92,6 +90,7 @@ def cleanup(
 
 def _age(text: str, option: str) -> float | None:
     from migrate_cron.errors import UsageError
+    from migrate_cron.ops.cleanup import NEVER
     from migrate_cron.ops.durations import parse_duration
 
     if text.strip().lower() in NEVER:

@@ -49,6 +49,9 @@ def _register() -> None:
     __import__("migrate_cron.cli.generate", fromlist=["register"]).register(app)
     __import__("migrate_cron.cli.worker", fromlist=["register"]).register(app)
     __import__("migrate_cron.cli.db", fromlist=["register"]).register(app)
+    __import__("migrate_cron.cli.enqueue", fromlist=["register"]).register(app)
+    __import__("migrate_cron.cli.scheduler", fromlist=["register"]).register(app)  # +simulate
+    __import__("migrate_cron.cli.analyze", fromlist=["register"]).register(app)  # +explain
 
 
 _register()

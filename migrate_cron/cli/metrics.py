@@ -40,7 +40,7 @@ def metrics(
 
     from prometheus_client import start_http_server
 
-    from migrate_cron.cli.common import info, open_store
+    from migrate_cron.cli.common import open_store
     from migrate_cron.cli.status import optional_registry
     from migrate_cron.errors import MigrateCronError, UsageError
     from migrate_cron.metrics import metrics_registry
@@ -63,7 +63,10 @@ def metrics(
             ) from None
         bound = server.server_address[1]
         url_host = f"[{host}]" if ":" in host else host
-        info(f"serving metrics on http://{url_host}:{bound}/metrics (database {store.url_safe})")
+        # Plain text, one line, flushed: supervisors and tests read the bound port from it.
+        sys.stderr.write(
+            f"serving metrics on http://{url_host}:{bound}/metrics (database {store.url_safe})\n"
+        )
         sys.stderr.flush()
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
         try:

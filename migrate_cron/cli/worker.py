@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Annotated
 
@@ -13,9 +14,17 @@ import typer
 from migrate_cron.cli.common import DatabaseUrl, RegistryPath, TablePrefix
 from migrate_cron.config import DEFAULT_DATABASE_URL, DEFAULT_REGISTRY
 
+HELP = (
+    "Claim ready jobs and run them: registry commands as cron would, Python handlers in "
+    "threads. Failures are retried with backoff, then shelved as failed with their error.\n\n"
+    "Stop with SIGTERM or Ctrl-C: running jobs get --grace seconds, the rest go back to the "
+    "queue at once; a second signal stops everything now. One log line per job start and "
+    "finish goes to stderr."
+)
+
 
 def register(app: typer.Typer) -> None:
-    app.command("worker")(worker)
+    app.command("worker", help=HELP)(worker)
 
 
 def worker(
@@ -65,12 +74,7 @@ def worker(
     table_prefix: TablePrefix = "",
     registry: RegistryPath = DEFAULT_REGISTRY,
 ) -> None:
-    """Claim ready jobs and run them: registry commands as cron would, Python handlers in
-    threads. Failures are retried with backoff, then shelved as failed with their error.
-
-    Stop with SIGTERM or Ctrl-C: running jobs get --grace seconds, the rest go back to the
-    queue; a second signal stops at once.
-    """
+    """See ``HELP``."""
     from migrate_cron.cli.common import open_store
     from migrate_cron.worker.catalog import Catalog
     from migrate_cron.worker.log import WorkerLog
@@ -95,7 +99,7 @@ def worker(
     w = Worker(store, catalog, settings, log=WorkerLog(json_lines=json_logs))
 
     def on_signal(_signum: int, _frame: object) -> None:
-        w.request_stop()
+        threading.Thread(target=w.request_stop, daemon=True).start()
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)

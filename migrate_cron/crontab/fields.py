@@ -56,7 +56,9 @@ SPECS = (
     FieldSpec("hour", 0, 23, hint="hour is 0-23"),
     FieldSpec("day of month", 1, 31, hint="day of month is 1-31"),
     FieldSpec("month", 1, 12, MONTH_NAMES, hint="month is 1-12 or jan-dec"),
-    FieldSpec("day of week", 0, 7, DOW_NAMES, hint="day of week is 0-7 (0 and 7 are Sunday) or sun-sat"),
+    FieldSpec(
+        "day of week", 0, 7, DOW_NAMES, hint="day of week is 0-7 (0 and 7 are Sunday) or sun-sat"
+    ),
 )
 
 #: What each macro means, as cron expands it (Vixie ``entry.c``); @reboot has no schedule.
@@ -164,12 +166,14 @@ def _parse_field(text: str, spec: FieldSpec, index: int) -> set[int]:
 
 
 def _bad(text: str, spec: FieldSpec, index: int, why: str = "") -> ScheduleError:
-    return ScheduleError(f'bad {spec.name} "{text}" ({why or spec.hint})', field=spec.name, index=index)
+    return ScheduleError(
+        f'bad {spec.name} "{text}" ({why or spec.hint})', field=spec.name, index=index
+    )
 
 
 def _parse_part(part: str, text: str, spec: FieldSpec, index: int) -> range:
     if part == "":
-        return _raise(_bad(text, spec, index, "empty element in a comma list"))
+        raise _bad(text, spec, index, "empty element in a comma list")
     quartz = next(
         (
             m
@@ -180,18 +184,20 @@ def _parse_part(part: str, text: str, spec: FieldSpec, index: int) -> range:
     )
     if quartz:
         char = quartz.group()
-        what = '"?" is Quartz syntax, cron uses "*"' if char == "?" else (
-            f'"{char}" is Quartz/cronie syntax that Debian cron does not understand'
+        what = (
+            '"?" is Quartz syntax, cron uses "*"'
+            if char == "?"
+            else (f'"{char}" is Quartz/cronie syntax that Debian cron does not understand')
         )
-        return _raise(ScheduleError(f'bad {spec.name} "{text}": {what}', spec.name, index))
+        raise ScheduleError(f'bad {spec.name} "{text}": {what}', spec.name, index)
     base, slash, step_text = part.partition("/")
     step = 1
     if slash:
         if not _DIGITS.fullmatch(step_text):
-            return _raise(_bad(text, spec, index, f'step "{step_text}" is not a number'))
+            raise _bad(text, spec, index, f'step "{step_text}" is not a number')
         step = int(step_text)
         if step == 0:
-            return _raise(_bad(text, spec, index, "a step must be 1 or more"))
+            raise _bad(text, spec, index, "a step must be 1 or more")
     if base == "*":
         return range(spec.low, spec.high + 1, step)
     first, dash, last = base.partition("-")
@@ -228,7 +234,3 @@ def _number(token: str, text: str, spec: FieldSpec, index: int) -> int:
     if spec.names and len(token) > 3 and lowered[:3] in spec.names:
         raise _bad(text, spec, index, f'use the three-letter name "{lowered[:3]}"')
     raise _bad(text, spec, index)
-
-
-def _raise(exc: ScheduleError) -> range:
-    raise exc

@@ -27,7 +27,7 @@ import tomlkit
 from tomlkit.items import Table
 
 from migrate_cron.errors import ConfigError
-from migrate_cron.migration.naming import derive_name, unique_name
+from migrate_cron.migration.naming import registry_name
 from migrate_cron.registry import Migration, Source
 
 NEW = "new"
@@ -41,8 +41,10 @@ SWITCHED = "switched"
 
 @dataclass(frozen=True)
 class GeneratedJob:
-    """A registry entry proposed for one crontab job line (``source.file`` is absolute)."""
+    """A registry entry proposed for one crontab job line (``source.file`` is absolute);
+    ``name`` is the readable name the analysis gave the line (made unique on merge)."""
 
+    name: str
     command: str
     schedule: str
     timezone: str
@@ -159,15 +161,16 @@ def merge(
                 continue
             _update_entry(_table(jobs, k.name), g, registry_dir)
             detail = "took the changed line, name kept"
-            fresh = derive_name(g.command)
+            fresh = registry_name(g.name, [])
             if fresh != k.name and not k.name.startswith(fresh):
                 detail += f" (a new line would be named {fresh!r}; rename by hand if you like)"
             actions.append(
-                MergeAction(k.name, UPDATED, rel, line, detail, old_text=k.text,
-                            new_text=g.source.text)
+                MergeAction(
+                    k.name, UPDATED, rel, line, detail, old_text=k.text, new_text=g.source.text
+                )
             )
             continue
-        name = unique_name(derive_name(g.command), names)
+        name = registry_name(g.name, names)
         names.add(name)
         claimed.add(name)
         jobs.append(name, _new_entry(g, registry_dir))
@@ -188,9 +191,7 @@ def merge(
     return tomlkit.dumps(doc), actions
 
 
-def set_mode(
-    existing: str, name: str, mode: str, migration: Migration | None
-) -> str:
+def set_mode(existing: str, name: str, mode: str, migration: Migration | None) -> str:
     """The registry text with job ``name`` in ``mode`` and its ``migration`` table set
     (or removed when None). Everything else stays as written."""
     doc = load_document(existing)
@@ -324,4 +325,3 @@ def _is_our_enqueue(command: str) -> bool:
     except ValueError:
         words = command.split()
     return len(words) >= 2 and words[0].endswith("migrate-cron") and words[1] == "enqueue"
-

@@ -47,7 +47,7 @@ class MemoryLedger:
         outcome: str = "enqueued",
         kind: str | None = None,
     ) -> RunResult:
-        slot = scheduled_for.astimezone(UTC)
+        slot = scheduled_for if scheduled_for.tzinfo is UTC else scheduled_for.astimezone(UTC)
         row = self.rows.get((job_name, slot))
         if row is not None:
             return RunResult(False, row.job_id, row.outcome)

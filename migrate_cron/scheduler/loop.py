@@ -15,19 +15,16 @@ Guarantees:
 
 from __future__ import annotations
 
-import logging
 import threading
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from migrate_cron.clock import Clock, FakeClock
 from migrate_cron.errors import DatabaseUnavailable
 from migrate_cron.scheduler.leader import Leadership
+from migrate_cron.scheduler.log import SchedulerLog
 from migrate_cron.scheduler.scheduler import RunEvent, Scheduler
 from migrate_cron.scheduler.warp import jumps, real_seconds
-
-log = logging.getLogger("migrate_cron.scheduler")
 
 #: A standby, or a leader with nothing due, still wakes this often (real seconds).
 MAX_IDLE = 60.0
@@ -52,7 +49,8 @@ class SchedulerLoop:
     backoff_initial: float = 1.0
     backoff_max: float = 30.0
     keep_events: bool = False
-    on_events: Callable[[Sequence[RunEvent]], None] | None = None
+    log: SchedulerLog = field(default_factory=SchedulerLog)
+    _announced: bool = field(default=False, init=False, repr=False)
 
     def run(self) -> LoopResult:
         result = LoopResult()
@@ -72,7 +70,7 @@ class SchedulerLoop:
                         self.leadership.drop()
                     if self.once:
                         raise
-                    log.warning("%s; retrying in %.0f s", exc, backoff)
+                    self.log.event("outage", str(exc), retry_in=round(backoff, 1))
                     self.stop.wait(backoff)
                     backoff = min(backoff * 2, self.backoff_max)
                     continue
@@ -90,10 +88,12 @@ class SchedulerLoop:
         was = self.leadership.is_leader
         leading = self.leadership.ensure()
         if leading and not was:
-            log.info("leading as %s (lease %.0f s)", self.leadership.holder, self.leadership.ttl)
+            self.log.event("leading", holder=self.leadership.holder, ttl=self.leadership.ttl)
             self.scheduler.loaded = False  # the database says where every job stands
-        elif was and not leading:
-            log.warning("lost the lease to another scheduler; standing by")
+        elif not leading and (was or not self._announced):
+            why = "lost the lease" if was else "another scheduler holds the lease"
+            self.log.event("standby", why, holder=self.leadership.holder)
+        self._announced = True
         return leading
 
     def _tick(self, result: LoopResult) -> None:
@@ -101,8 +101,8 @@ class SchedulerLoop:
         result.ticks += 1
         if self.keep_events:
             result.events.extend(events)
-        if events and self.on_events is not None:
-            self.on_events(events)
+        if events:
+            self.log.runs(events)
 
     def _keep_going(self) -> bool:
         """Between jobs of a long tick: renew the lease when due; stop if it is lost."""
@@ -137,6 +137,6 @@ class SchedulerLoop:
             return
         try:
             self.leadership.release()
-            log.info("released the lease")
+            self.log.event("released", holder=self.leadership.holder)
         except DatabaseUnavailable as exc:  # it will expire on its own
-            log.warning("could not release the lease (%s); it expires on its own", exc)
+            self.log.event("released", f"could not release the lease ({exc}); it expires")

@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 from migrate_cron.clock import Clock
 from migrate_cron.scheduler.policy import (
     ENQUEUE,
+    ON_TIME,
     Decision,
     MissedRunPolicy,
     SlotSource,
-    plan,
 )
 
 if TYPE_CHECKING:
@@ -183,6 +183,8 @@ class Scheduler:
         costs one ``next_after``; only after a stall are the slots up to now enumerated.
         """
         following = job.schedule.next_after(due)
+        if following > now and job.rule.is_on_time(due, now):
+            return [Decision(due, ENQUEUE, ON_TIME)], following  # the usual case
         slots = [due]
         if following <= now:
             slots.extend(job.schedule.iter_between(due, now))
@@ -192,6 +194,11 @@ class Scheduler:
         return decisions, following
 
     def _write(self, job: ScheduledJob, decisions: Sequence[Decision]) -> list[RunEvent]:
+        """Skipped slots in one batch, then each enqueued slot in its own transaction."""
+        if len(decisions) == 1 and decisions[0].action == ENQUEUE:  # the usual case
+            d = decisions[0]
+            res = self.runs.enqueue_run(job.name, d.slot, max_attempts=job.max_attempts)
+            return [RunEvent(job.name, d.slot, d.action, d.reason, res.created, res.job_id)]
         events: list[RunEvent] = []
         skipped = [d for d in decisions if d.action != ENQUEUE]
         if skipped:
@@ -205,7 +212,8 @@ class Scheduler:
                 events.append(
                     RunEvent(job.name, d.slot, d.action, d.reason, res.created, res.job_id)
                 )
-        events.sort(key=lambda e: e.slot)
+        if skipped and len(events) > len(skipped):
+            events.sort(key=lambda e: e.slot)
         return events
 
     # ------------------------------------------------------------------ heap helpers

@@ -40,8 +40,9 @@ class SimulatedRun:
     acted_at: datetime
 
 
-def uptime(start: datetime, end: datetime, down: Sequence[Downtime]) -> list[tuple[datetime,
-                                                                                   datetime]]:
+def uptime(
+    start: datetime, end: datetime, down: Sequence[Downtime]
+) -> list[tuple[datetime, datetime]]:
     """The intervals in ``[start, end]`` when the scheduler runs."""
     if end < start:
         raise ValueError("the simulation ends before it starts")

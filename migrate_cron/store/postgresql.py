@@ -7,7 +7,18 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, func, literal, select, text, update
+from sqlalchemy import (
+    BigInteger,
+    ColumnElement,
+    Connection,
+    any_,
+    func,
+    literal,
+    select,
+    text,
+    update,
+)
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from migrate_cron.store.base import Listener, Store
@@ -28,12 +39,15 @@ class PostgresListener(Listener):
         self._conn.execute(f'LISTEN "{store.channel}"')
 
     def wait(self, timeout: float) -> bool:
+        woken = False
+        # notifies() holds the connection lock until the generator ends: finish it before
+        # draining (a nested call from inside the loop deadlocks).
         for _ in self._conn.notifies(timeout=max(timeout, 0.0), stop_after=1):
-            # Drain anything else already queued so one burst is one wake-up.
+            woken = True
+        if woken:  # drain anything else already queued so one burst is one wake-up
             for _ in self._conn.notifies(timeout=0, stop_after=1000):
                 pass
-            return True
-        return False
+        return woken
 
     def close(self) -> None:
         try:
@@ -83,6 +97,9 @@ class PostgresStore(Store):
             .returning(*job.c)
         )
         return [self._job(r) for r in conn.execute(stmt)]
+
+    def _ids_match(self, ids: Sequence[int]) -> ColumnElement[bool]:
+        return self.tables.job.c.id == any_(literal([int(i) for i in ids], ARRAY(BigInteger)))
 
     def _notify(self, conn: Connection, kind: str) -> None:
         conn.execute(text("SELECT pg_notify(:channel, :kind)"), {"channel": self.channel,

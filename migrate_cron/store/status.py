@@ -31,7 +31,6 @@ from sqlalchemy import (
     ColumnElement,
     Connection,
     Float,
-    Integer,
     Select,
     and_,
     case,
@@ -39,6 +38,7 @@ from sqlalchemy import (
     func,
     literal,
     literal_column,
+    or_,
     select,
 )
 
@@ -76,7 +76,7 @@ class StatusQueries:
                 ),
             )
             .where(job.c.state.in_(LIVE_STATES))
-            .group_by(job.c.kind, job.c.state)
+            .group_by(self._no_index(job.c.kind), job.c.state)
         )
 
     def durations_sql(self, since: datetime) -> Select[Any]:
@@ -116,44 +116,61 @@ class StatusQueries:
             num = round(p * 100)
             wanted.append(ranked.c.rn == (num * (ranked.c.n - 1)) // 100 + 1)
             wanted.append(ranked.c.rn == (num * (ranked.c.n - 1) + 99) // 100 + 1)
-        from sqlalchemy import or_
-
         return select(ranked.c.kind, ranked.c.d, ranked.c.rn, ranked.c.n).where(or_(*wanted))
 
     def last_sql(self) -> Select[Any]:
+        """Rows (kind, state, last finished_at) for done and failed.
+
+        MySQL/MariaDB answer ``GROUP BY kind, state`` + ``MAX(finished_at)`` with their own
+        loose index scan ("Using index for group-by"); they cannot seek for a correlated
+        ``kind > x``, so the recursive hop would read the whole index there. PostgreSQL has no
+        loose index scan, so it hops through the kinds with a recursive CTE instead (as does
+        SQLite, whose min() seeks).
+        """
         job = self.job
+        states = ("done", "failed")
+        if self.store.family == "mysql":
+            return (
+                select(job.c.kind, job.c.state, func.max(job.c.finished_at).label("last"))
+                .where(job.c.state.in_(states))
+                .group_by(job.c.kind, job.c.state)
+            )
         kinds = self._distinct(job, job.c.kind, "kinds")
         probe = job.alias("probe")
-
-        def newest(state: str) -> Any:
-            return (
+        per_state = [
+            select(
+                kinds.c.value.label("kind"),
+                literal(state).label("state"),
                 select(func.max(probe.c.finished_at))
                 .where(probe.c.kind == kinds.c.value, probe.c.state == state)
                 .scalar_subquery()
-            )
-
-        return select(
-            kinds.c.value.label("kind"),
-            newest("done").label("last_success"),
-            newest("failed").label("last_failure"),
-        ).where(kinds.c.value.is_not(None))
+                .label("last"),
+            ).where(kinds.c.value.is_not(None))
+            for state in states
+        ]
+        return per_state[0].union_all(per_state[1])  # type: ignore[return-value]
 
     def newest_slots_sql(self) -> Select[Any]:
-        """The id of the newest slot row of each job name (loose scan + one probe each)."""
+        """Rows (job_name, newest scheduled_for): loose index scans on the slot key, as in
+        ``last_sql``."""
         runs = self.runs
+        if self.store.family == "mysql":
+            return select(runs.c.job_name, func.max(runs.c.scheduled_for).label("slot")).group_by(
+                runs.c.job_name
+            )
         names = self._distinct(runs, runs.c.job_name, "names")
         probe = runs.alias("probe")
-        newest_id = (
-            select(probe.c.id)
+        newest = (
+            select(func.max(probe.c.scheduled_for))
             .where(probe.c.job_name == names.c.value)
-            .order_by(probe.c.scheduled_for.desc())
-            .limit(1)
             .scalar_subquery()
         )
-        return select(newest_id.label("run_id")).where(names.c.value.is_not(None))
+        return select(names.c.value.label("job_name"), newest.label("slot")).where(
+            names.c.value.is_not(None)
+        )
 
-    def slots_sql(self, run_ids: list[int]) -> Select[Any]:
-        """Those slot rows with their jobs, by primary key (a separate statement, so no
+    def slots_sql(self, newest: list[tuple[str, datetime]]) -> Select[Any]:
+        """Those slot rows with their jobs, by their unique key (a separate statement, so no
         planner is tempted to hash-join the whole runs table)."""
         runs, job = self.runs, self.job
         return (
@@ -168,7 +185,14 @@ class StatusQueries:
                 job.c.finished_at,
             )
             .select_from(runs.outerjoin(job, job.c.id == runs.c.job_id))
-            .where(runs.c.id.in_(run_ids))
+            .where(
+                or_(
+                    *(
+                        and_(runs.c.job_name == name, runs.c.scheduled_for == slot)
+                        for name, slot in newest
+                    )
+                )
+            )
             .order_by(runs.c.job_name)
         )
 
@@ -226,12 +250,12 @@ class StatusQueries:
     def _read_last(self, conn: Connection, kinds: dict[str, dict[str, Any]]) -> None:
         for r in conn.execute(self.last_sql()):
             entry = kinds.setdefault(r.kind, {})
-            entry["last_success"] = _utc(r.last_success)
-            entry["last_failure"] = _utc(r.last_failure)
+            entry["last_success" if r.state == "done" else "last_failure"] = _utc(r.last)
 
     def _read_slots(self, conn: Connection) -> Iterable[SlotStatus]:
-        ids = [int(i) for i in conn.execute(self.newest_slots_sql()).scalars() if i is not None]
-        if not ids:
+        newest = [(r.job_name, _utc(r.slot)) for r in conn.execute(self.newest_slots_sql())]
+        newest = [(name, slot) for name, slot in newest if slot is not None]
+        if not newest:
             return []
         return [
             SlotStatus(
@@ -244,11 +268,11 @@ class StatusQueries:
                 started_at=_utc(r.started_at),
                 finished_at=_utc(r.finished_at),
             )
-            for r in conn.execute(self.slots_sql(ids))
+            for r in conn.execute(self.slots_sql(newest))  # type: ignore[arg-type]
         ]
 
     # ------------------------------------------------------------------ dialect pieces
-    def _seconds(self, start: Any, end: Any) -> ColumnElement[float]:
+    def _seconds(self, start: Any, end: Any) -> ColumnElement[Any]:
         """``end - start`` in seconds (with microseconds where the dialect keeps them)."""
         family = self.store.family
         if family == "postgresql":
@@ -257,15 +281,21 @@ class StatusQueries:
             micros = func.timestampdiff(literal_column("MICROSECOND"), start, end)
             return cast(micros, Float) / 1_000_000.0
 
-        # SQLite stores 'YYYY-MM-DD HH:MM:SS.ffffff': whole seconds from strftime('%s'), the
-        # fraction from the text (julianday() would round to about 50 microseconds).
-        def whole(t: Any) -> Any:
-            return cast(func.strftime("%s", t), Integer)
+        # SQLite: julianday() reads our 'YYYY-MM-DD HH:MM:SS.ffffff' text to the millisecond;
+        # rounding to 3 decimals removes its floating-point noise (twice as fast as splitting
+        # the text into whole seconds and fraction, which matters when ranking 100k+ rows).
+        return func.round((func.julianday(end) - func.julianday(start)) * 86400.0, 3, type_=Float)
 
-        def frac(t: Any) -> Any:
-            return cast(func.substr(t, 20), Float)
+    def _no_index(self, column: Any) -> Any:
+        """SQLite: ``+column`` so the planner does not walk the whole (kind, …) index to save
+        a sort, and reads the few live rows through the state indexes instead (1M done rows:
+        290 ms → 2 ms). The unary plus is SQLite's documented way to say so."""
+        if self.store.family != "sqlite":
+            return column
+        from sqlalchemy.sql import operators
+        from sqlalchemy.sql.elements import UnaryExpression
 
-        return (whole(end) - whole(start)) + (frac(end) - frac(start))
+        return UnaryExpression(column, operator=operators.custom_op("+"), type_=column.type)
 
     @staticmethod
     def _distinct(table: Any, column: Any, name: str) -> Any:

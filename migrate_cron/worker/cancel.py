@@ -2,23 +2,24 @@
 
 from __future__ import annotations
 
-import threading
-
 SHUTDOWN = "shutdown"
 LEASE_LOST = "lease lost"
 
 
 class Cancel:
-    """Set once; ``hard`` asks for an immediate SIGKILL instead of SIGTERM then SIGKILL.
+    """Set once (the first reason wins); ``hard`` asks for SIGKILL at once instead of SIGTERM,
+    then SIGKILL.
 
-    Commands are stopped by the runner (the whole process group is signalled). Python handlers
-    cannot be killed from outside their thread: they see ``context.cancelled`` and should return.
+    Commands are stopped by the runner, which looks at this flag while it waits on the process.
+    Python handlers cannot be killed from outside their thread: they see it as
+    ``context.cancelled.is_set()`` (or ``context.should_stop()``) and should return.
+    Plain attributes, no Event: one is made per job, and nothing blocks on it.
     """
 
-    __slots__ = ("event", "hard", "reason")
+    __slots__ = ("_set", "hard", "reason")
 
     def __init__(self) -> None:
-        self.event = threading.Event()
+        self._set = False
         self.reason: str | None = None
         self.hard = False
 
@@ -26,10 +27,7 @@ class Cancel:
         if self.reason is None:
             self.reason = reason
         self.hard = self.hard or hard
-        self.event.set()
+        self._set = True
 
     def is_set(self) -> bool:
-        return self.event.is_set()
-
-    def wait(self, timeout: float | None = None) -> bool:
-        return self.event.wait(timeout)
+        return self._set

@@ -114,7 +114,7 @@ class Catalog:
             scheduled_for=job.scheduled_for,
             worker_id=worker_id,
             deadline=time.monotonic() + task.timeout if task.timeout else None,
-            cancelled=cancel.event,
+            cancelled=cancel,
         )
         ok, error, output, terminal = call_handler(task.func, job.payload, ctx, self.output_cap)
         if ok:

@@ -44,6 +44,7 @@ from datetime import datetime
 from typing import Any, TypeVar
 
 from migrate_cron.registry import Backoff
+from migrate_cron.worker.cancel import Cancel
 
 HandlerFunc = Callable[[Any, "Context"], Any]
 F = TypeVar("F", bound=Callable[..., Any])
@@ -58,7 +59,8 @@ class Context:
     """What a handler knows about the attempt it is running.
 
     ``scheduled_for`` is the cron slot for scheduled jobs (use it as an idempotency key);
-    ``deadline`` is a ``time.monotonic()`` value when the job has a timeout.
+    ``deadline`` is a ``time.monotonic()`` value when the job has a timeout; ``cancelled``
+    is set (``cancelled.is_set()``) when the worker shuts down or lost the job's lease.
     """
 
     job_id: int
@@ -68,7 +70,7 @@ class Context:
     scheduled_for: datetime | None
     worker_id: str
     deadline: float | None = None
-    cancelled: threading.Event = field(default_factory=threading.Event)
+    cancelled: Cancel = field(default_factory=Cancel)
 
     def should_stop(self) -> bool:
         """True once the worker shuts down, the lease was lost, or the timeout has passed."""

@@ -10,6 +10,7 @@ for URL passwords.
 from __future__ import annotations
 
 import json
+import re
 import sys
 import threading
 from datetime import UTC, datetime
@@ -27,36 +28,55 @@ class WorkerLog:
         self._lock = threading.Lock()
 
     def job_start(self, job: Job) -> None:
-        self._write("start", kind=job.kind, id=job.id, attempt=f"{job.attempts}/{job.max_attempts}")
+        if self._json:
+            self._write("start", kind=job.kind, id=job.id, attempt=_attempt(job))
+            return
+        self._emit(f"{_ts()} start kind={_q(job.kind)} id={job.id} attempt={_attempt(job)}")
 
     def job_finish(self, job: Job, outcome: Outcome, duration: float) -> None:
-        fields: dict[str, Any] = {
-            "kind": job.kind,
-            "id": job.id,
-            "attempt": f"{job.attempts}/{job.max_attempts}",
-            "duration": round(duration, 6),
-            "outcome": outcome_label(job, outcome),
-        }
+        label = outcome_label(job, outcome)
+        error = None
         if outcome.status == FAILED and outcome.error:
-            fields["error"] = mask_url(outcome.error.splitlines()[0][:300])
+            error = mask_url(outcome.error.splitlines()[0][:300])
+        if self._json:
+            fields: dict[str, Any] = {
+                "kind": job.kind,
+                "id": job.id,
+                "attempt": _attempt(job),
+                "duration": round(duration, 6),
+                "outcome": label,
+            }
+            if error is not None:
+                fields["error"] = error
+                if outcome.retry_in:
+                    fields["retry_in"] = round(outcome.retry_in, 3)
+            self._write("finish", **fields)
+            return
+        line = (
+            f"{_ts()} finish kind={_q(job.kind)} id={job.id} attempt={_attempt(job)} "
+            f"duration={duration:.3f}s outcome={label}"
+        )
+        if error is not None:
+            line += f" error={_q(error)}"
             if outcome.retry_in:
-                fields["retry_in"] = round(outcome.retry_in, 3)
-        self._write("finish", **fields)
+                line += f" retry_in={outcome.retry_in:.3f}s"
+        self._emit(line)
 
     def event(self, event: str, message: str, **fields: Any) -> None:
         self._write(event, message=mask_url(message), **fields)
 
     def _write(self, event: str, **fields: Any) -> None:
-        ts = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
         if self._json:
-            line = json.dumps({"ts": ts, "event": event, **fields}, default=str)
-        else:
-            message = fields.pop("message", None)
-            parts = [ts, event]
-            if message:
-                parts.append(message)
-            parts.extend(f"{k}={_human(k, v)}" for k, v in fields.items())
-            line = " ".join(parts)
+            self._emit(json.dumps({"ts": _ts(), "event": event, **fields}, default=str))
+            return
+        message = fields.pop("message", None)
+        parts = [_ts(), event]
+        if message:
+            parts.append(message)
+        parts.extend(f"{k}={_q(str(v))}" for k, v in fields.items())
+        self._emit(" ".join(parts))
+
+    def _emit(self, line: str) -> None:
         stream = self._stream or sys.stderr
         with self._lock:
             try:
@@ -79,12 +99,17 @@ def outcome_label(job: Job, outcome: Outcome) -> str:
     return "retry"
 
 
-def _human(key: str, value: Any) -> str:
-    if key == "duration":
-        return f"{value:.3f}s"
-    if key == "retry_in":
-        return f"{value:.3f}s"
-    text = str(value)
-    if not text or any(c in text for c in ' "=\n\t'):
-        return json.dumps(text)
-    return text
+def _ts() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _attempt(job: Job) -> str:
+    return f"{job.attempts}/{job.max_attempts}"
+
+
+_PLAIN = re.compile(r"[^\s\"=]+")
+
+
+def _q(text: str) -> str:
+    """A value as is when it has no space, quote or '='; else JSON-quoted."""
+    return text if _PLAIN.fullmatch(text) else json.dumps(text, ensure_ascii=False)

@@ -110,8 +110,9 @@ class Worker:
 
     # ------------------------------------------------------------------ control
     def request_stop(self) -> None:
-        """First call: finish gracefully. Second: stop now. Safe from a signal handler (it only
-        sets flags)."""
+        """First call: finish gracefully. Second: stop now. From a signal handler, call it in a
+        new thread (``threading.Thread(target=w.request_stop).start()``): setting an Event from
+        a handler could deadlock if the signal lands while the main thread holds its lock."""
         self._stop_requests += 1
         self._stopping.set()
         if self._stop_requests >= 2:
@@ -209,7 +210,12 @@ class Worker:
                 return
 
     def _wants_listener(self) -> bool:
-        return self.store.family == "postgresql" and time.monotonic() >= self._listener_retry_at
+        """LISTEN on PostgreSQL, except in ``once`` mode (it exits instead of idling)."""
+        return (
+            self.store.family == "postgresql"
+            and not self.settings.once
+            and time.monotonic() >= self._listener_retry_at
+        )
 
     def _open_listener(self) -> None:
         if not self._wants_listener():

@@ -166,9 +166,7 @@ def test_macros_equal_their_expansion() -> None:
         ("@hourly", "0 * * * *"),
     ]:
         start = utc(2026, 2, 3, 4, 5)
-        assert Schedule.parse(macro).next_runs(start, 3) == Schedule.parse(expr).next_runs(
-            start, 3
-        )
+        assert Schedule.parse(macro).next_runs(start, 3) == Schedule.parse(expr).next_runs(start, 3)
 
 
 def test_feb_29_only_in_leap_years() -> None:

@@ -113,7 +113,7 @@ def check(expr: str, tz: str, start: datetime) -> None:
 
 
 @settings(
-    max_examples=2500,
+    max_examples=1500,
     deadline=None,
     suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow],
 )
@@ -127,7 +127,7 @@ def test_fire_times_match_cronsim_over_a_year(expr: str, tz: str, start: datetim
 
 
 @settings(
-    max_examples=1500,
+    max_examples=1000,
     deadline=None,
     suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow],
 )

@@ -60,7 +60,7 @@ def test_cancel_of_a_running_job_wins_over_its_late_completion(
 ) -> None:
     with clocked_store(db_url, table_prefix) as (store, _clock):
         job_id = store.enqueue("k").job_id
-        [job] = store.claim("w", 1)
+        assert [j.id for j in store.claim("w", 1)] == [job_id]
         assert store.cancel([job_id]) == 1
         assert store.complete("w", [job_id]) == 0
         assert store.get(job_id).state == "cancelled"  # type: ignore[union-attr]

@@ -1,5 +1,6 @@
-"""The status statements read indexes, not the done rows (PostgreSQL EXPLAIN on a table of
-200k done rows over 30 days, a few hundred live rows and 20k slot rows)."""
+"""The status statements read indexes, not the done rows: PostgreSQL EXPLAIN on a table of
+200k done rows over 30 days, a few hundred live rows and 20k slot rows; MariaDB EXPLAIN that
+its loose index scans ("Using index for group-by") answer last-success and newest-slot."""
 
 from __future__ import annotations
 
@@ -94,9 +95,65 @@ def test_status_statements_use_indexes_not_a_scan_of_done_rows(pg_store: Store) 
     assert f"{job}_state_finished_idx" in plans["durations"], plans["durations"]
     assert f"{job}_kind_state_idx" in plans["last"], plans["last"]
     assert f"{runs}_slot_key" in plans["newest_slots"], plans["newest_slots"]
-    assert f"{runs}_pkey" in plans["slots"], plans["slots"]
+    assert f"{runs}_slot_key" in plans["slots"], plans["slots"]
     # And the answer is right on this data: 24h / 13s ≈ 6646 done in the window, 1 s each.
     status = pg_store.status(now - timedelta(hours=24), now)
     assert sum(k.done for k in status.kinds) == pytest.approx(86400 / 13, abs=2)
     assert [k.duration_p95 for k in status.kinds] == [pytest.approx(1.0)] * 5
     assert len(status.slots) == 20
+
+
+@pytest.fixture
+def mariadb_store(mariadb_database: str, table_prefix: str) -> Iterator[Store]:
+    s = open_store(mariadb_database, prefix=table_prefix)
+    s.create_schema()
+    try:
+        yield s
+    finally:
+        s.drop_schema()
+        s.dispose()
+
+
+def test_mariadb_status_statements_use_indexes(mariadb_store: Store) -> None:
+    from datetime import UTC, datetime
+
+    from tests.ops.helpers import bulk_done
+
+    store = mariadb_store
+    now = datetime.now(UTC)
+    for i in range(5):
+        bulk_done(store, 10_000, kind=f"kind{i}", finished=now - timedelta(days=i + 2))
+    runs = store.tables.scheduled_runs
+    from sqlalchemy import insert
+
+    with store.engine.begin() as conn:
+        conn.execute(
+            insert(runs),
+            [
+                {
+                    "job_name": f"job{i % 20}",
+                    "scheduled_for": now - timedelta(minutes=i),
+                    "enqueued_at": now,
+                    "outcome": "enqueued",
+                }
+                for i in range(10_000)
+            ],
+        )
+        conn.execute(text(f"ANALYZE TABLE {store.tables.job.name}, {runs.name}"))
+    executed = _executed(store, lambda: store.status(now - timedelta(hours=24), now))
+    names = ("live", "durations", "last", "newest_slots", "slots")
+    assert len(executed) == len(names), [s for s, _ in executed]
+    plans: dict[str, list[dict[str, Any]]] = {}
+    with store.engine.connect() as conn:
+        for name, (statement, params) in zip(names, executed, strict=True):
+            result = conn.exec_driver_sql("EXPLAIN " + statement, params)
+            plans[name] = [dict(r._mapping) for r in result]
+    ours = {store.tables.job.name, runs.name}
+    for name, plan in plans.items():
+        for step in plan:
+            if step["table"] in ours:
+                assert step["type"] != "ALL", f"{name}: full scan {step}"
+    for name in ("last", "newest_slots"):
+        assert any("Using index for group-by" in (s["Extra"] or "") for s in plans[name]), plans[
+            name
+        ]

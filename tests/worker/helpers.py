@@ -3,6 +3,7 @@ thread or as the installed command, and waiting for conditions with a deadline."
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import signal
@@ -106,8 +107,9 @@ def start_worker(
     if rand is not None:
         catalog = Catalog(catalog.registry_path, catalog.tasks, rand=rand)
     log = io.StringIO()
-    worker = Worker(store, catalog, WorkerSettings(**settings), log=WorkerLog(log),
-                    worker_id=worker_id)
+    worker = Worker(
+        store, catalog, WorkerSettings(**settings), log=WorkerLog(log), worker_id=worker_id
+    )
     tw = ThreadedWorker(worker, log, threading.Thread(target=lambda: None))
 
     def target() -> None:
@@ -141,10 +143,8 @@ def pid_alive(pid: int) -> bool:
 
 
 def kill_group_quietly(pgid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def kill_pids_from(*files: Path) -> None:
@@ -154,10 +154,8 @@ def kill_pids_from(*files: Path) -> None:
             for word in f.read_text().split():
                 if word.isdigit():
                     kill_group_quietly(int(word))
-                    try:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
                         os.kill(int(word), signal.SIGKILL)
-                    except (ProcessLookupError, PermissionError):
-                        pass
 
 
 def spawn_cli_worker(
@@ -186,7 +184,5 @@ def stop_process(proc: subprocess.Popen[str]) -> None:
     """Clean-up for a spawned worker: SIGKILL its group if it is still there."""
     if proc.poll() is None:
         kill_group_quietly(proc.pid)
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(10)
-        except subprocess.TimeoutExpired:
-            pass

@@ -28,8 +28,7 @@ def _clean_registry() -> Iterator[None]:
 
 
 def _ctx() -> Context:
-    return Context(job_id=1, kind="k", attempt=1, max_attempts=3, scheduled_for=None,
-                   worker_id="w")
+    return Context(job_id=1, kind="k", attempt=1, max_attempts=3, scheduled_for=None, worker_id="w")
 
 
 def test_decorator_registers_and_returns_the_function_unchanged() -> None:
@@ -58,7 +57,7 @@ def test_load_handler_resolves_module_and_attribute_path() -> None:
         load_handler("no_such_module_xyz:f")
     with pytest.raises(AttributeError):
         load_handler("os.path:no_such_function")
-    with pytest.raises(ImportError, match="package.module:function"):
+    with pytest.raises(ImportError, match=r"package\.module:function"):
         load_handler("os.path")
 
 
@@ -93,7 +92,7 @@ def test_context_should_stop_on_cancel_or_deadline() -> None:
 
     ctx = _ctx()
     assert not ctx.should_stop()
-    ctx.cancelled.set()
+    ctx.cancelled.set("shutdown")
     assert ctx.should_stop()
     late = Context(1, "k", 1, 1, None, "w", deadline=time.monotonic() - 1)
     assert late.should_stop()

@@ -23,18 +23,23 @@ def _run(spec: JobSpec, job=None, cancel: Cancel | None = None, **kw):  # type: 
 
 def test_environment_is_cron_minimal_plus_job_env_and_row_data(tmp_path: Path) -> None:
     slot = datetime(2026, 3, 1, 2, 30, tzinfo=UTC)
-    job = make_job(job_id=42, payload={"order": "O'Brien; rm -rf /"}, attempts=2,
-                   scheduled_for=slot)
-    spec = JobSpec(name="k", command="env > env.txt", env={"MAILTO": "ops@x", "FOO": "a b"},
-                   cwd=str(tmp_path))
+    job = make_job(
+        job_id=42, payload={"order": "O'Brien; rm -rf /"}, attempts=2, scheduled_for=slot
+    )
+    spec = JobSpec(
+        name="k", command="env > env.txt", env={"MAILTO": "ops@x", "FOO": "a b"}, cwd=str(tmp_path)
+    )
     os.environ["MIGRATE_CRON_TEST_LEAK"] = "should-not-appear"
     try:
         _, outcome = _run(spec, job)
     finally:
         del os.environ["MIGRATE_CRON_TEST_LEAK"]
     assert outcome.status == DONE
-    env = dict(line.split("=", 1) for line in (tmp_path / "env.txt").read_text().splitlines()
-               if "=" in line)
+    env = dict(
+        line.split("=", 1)
+        for line in (tmp_path / "env.txt").read_text().splitlines()
+        if "=" in line
+    )
     assert env["PATH"] == "/usr/bin:/bin" and env["SHELL"] == "/bin/sh"
     assert env["HOME"] and env["LOGNAME"]
     assert env["MAILTO"] == "ops@x" and env["FOO"] == "a b"
@@ -50,8 +55,13 @@ def test_row_data_cannot_override_our_variables() -> None:
 
 
 def test_stdin_cwd_and_shell_come_from_the_spec(tmp_path: Path) -> None:
-    spec = JobSpec(name="k", command="pwd; cat; echo $0", stdin="line 1\nline 2 100%\n",
-                   cwd=str(tmp_path), shell="/bin/bash")
+    spec = JobSpec(
+        name="k",
+        command="pwd; cat; echo $0",
+        stdin="line 1\nline 2 100%\n",
+        cwd=str(tmp_path),
+        shell="/bin/bash",
+    )
     _, outcome = _run(spec)
     assert outcome.status == DONE
     assert outcome.output == f"{tmp_path}\nline 1\nline 2 100%\n/bin/bash\n"
@@ -59,9 +69,10 @@ def test_stdin_cwd_and_shell_come_from_the_spec(tmp_path: Path) -> None:
 
 def test_default_cwd_is_home_like_cron() -> None:
     _, outcome = _run(JobSpec(name="k", command="pwd"))
-    assert outcome.output == cron_environment(JobSpec(name="k", command="x"), make_job())[
-        "HOME"
-    ] + "\n"
+    assert (
+        outcome.output
+        == cron_environment(JobSpec(name="k", command="x"), make_job())["HOME"] + "\n"
+    )
 
 
 def test_exit_code_and_stderr_tail_in_the_error() -> None:

@@ -259,3 +259,32 @@ def test_many_short_jobs_each_run_exactly_once(store: Store) -> None:
     assert sorted(seen) == list(range(500))
     [stats] = store.stats()
     assert (stats.done, stats.running, stats.ready) == (500, 0, 0)
+
+
+def test_worker_survives_its_connections_being_killed(pg_database: str, table_prefix: str) -> None:
+    """PostgreSQL only (pg_terminate_backend): every connection of the worker — pool and
+    LISTEN — is cut by the server, as in a restart or failover; it logs, reconnects, goes on."""
+    from migrate_cron.store import open_store
+
+    store = open_store(pg_database, prefix=table_prefix)
+    store.create_schema()
+    worker_store = open_store(pg_database, prefix=table_prefix)
+    tw = start_worker(worker_store, registry({"ok": {"command": "true"}}), poll=0.2)
+    try:
+        first = store.enqueue("ok").job_id
+        wait_for(lambda: _job(store, first).state == "done", 20)
+        with store.engine.connect() as conn:
+            killed = conn.exec_driver_sql(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            ).scalar_one()
+        assert killed >= 1
+        store.engine.dispose()  # our own pooled connections were cut too
+        second = store.enqueue("ok").job_id
+        wait_for(lambda: _job(store, second).state == "done", 30, what="job after the outage")
+        assert "listen-lost" in tw.log.getvalue()
+    finally:
+        tw.stop()
+        worker_store.dispose()
+        store.drop_schema()
+        store.dispose()

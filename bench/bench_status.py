@@ -1,0 +1,232 @@
+"""How long `migrate-cron status` takes on a big table, and how long the query would take if it
+counted every row (the old ``Store.stats``), on PostgreSQL (required), MariaDB and SQLite.
+
+Data: 1M done rows over 7 days (the default retention) in 10 kinds, 1,000 open (100 ready),
+50 running, 20 failed, 100k scheduled_runs rows for 20 jobs. Status windows 24h and 1h.
+Writes the results to the "## status" section of docs/benchmarks.md.
+
+    python bench/bench_status.py [--rows 1000000] [--backends postgresql,mariadb,sqlite]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from sqlalchemy import create_engine, text
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from migrate_cron.store import Store, open_store
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "benchmarks.md"
+PG = os.environ.get("MIGRATE_CRON_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+MARIADB = os.environ.get(
+    "MIGRATE_CRON_TEST_MARIADB_URL", "mariadb+pymysql://root@127.0.0.1:3306/test"
+)
+REPEAT = 7
+
+
+def fill(store: Store, rows: int, now: datetime) -> None:
+    """Bulk test data with each dialect's own row generator (not a store operation)."""
+    job, runs = store.tables.job.name, store.tables.scheduled_runs.name
+    span = 7 * 86400 / rows  # seconds between finished_at values
+    family = store.family
+    if family == "postgresql":
+        gen = lambda n: f"generate_series(1, {n}) AS g(i)"  # noqa: E731
+        ts = lambda expr: f"(CAST(:now AS timestamptz) - ({expr}) * interval '1 second')"  # noqa: E731
+    elif family == "mysql":
+        gen = lambda n: f"(SELECT seq AS i FROM seq_1_to_{n}) AS g"  # noqa: E731
+        ts = lambda expr: f"TIMESTAMPADD(MICROSECOND, -ROUND(({expr}) * 1000000), :now)"  # noqa: E731
+    else:
+        gen = lambda n: (  # noqa: E731
+            f"(WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < {n})"
+            " SELECT i FROM c) AS g"
+        )
+        ts = lambda expr: (  # noqa: E731
+            f"strftime('%Y-%m-%d %H:%M:%f000', :now, printf('%+.3f seconds', -({expr})))"
+        )
+    kind = "'kind' || (i % 10)" if family != "mysql" else "CONCAT('kind', i % 10)"
+    now_param = {"now": now if family == "postgresql" else now.replace(tzinfo=None)}
+    if family == "sqlite":
+        now_param = {"now": now.strftime("%Y-%m-%d %H:%M:%S")}
+    with store.engine.begin() as conn:
+        conn.execute(
+            text(
+                f"INSERT INTO {job} (kind, state, attempts, max_attempts, run_at, created_at,"
+                " started_at, finished_at)"
+                f" SELECT {kind}, 'done', 1, 5, {ts(f'i * {span} + 3')}, {ts(f'i * {span} + 3')},"
+                f" {ts(f'i * {span} + 1 + (i % 7)')}, {ts(f'i * {span}')} FROM {gen(rows)}"
+            ),
+            now_param,
+        )
+        for state, n, offset in (
+            ("open", 900, "-600"),
+            ("open", 100, "60"),
+            ("running", 50, "30"),
+            ("failed", 20, "3600"),
+        ):
+            conn.execute(
+                text(
+                    f"INSERT INTO {job} (kind, state, attempts, max_attempts, run_at, created_at,"
+                    " started_at, finished_at)"
+                    f" SELECT {kind}, '{state}', 1, 5, {ts(offset)}, {ts('7200')}, NULL,"
+                    f" {ts('60') if state == 'failed' else 'NULL'} FROM {gen(n)}"
+                ),
+                now_param,
+            )
+        name = "'job' || (i % 20)" if family != "mysql" else "CONCAT('job', i % 20)"
+        conn.execute(
+            text(
+                f"INSERT INTO {runs} (job_name, scheduled_for, enqueued_at, outcome)"
+                f" SELECT {name}, {ts('i * 60')}, {ts('i * 60')}, 'enqueued' FROM {gen(100_000)}"
+            ),
+            now_param,
+        )
+    with store.engine.begin() as conn:
+        if family == "postgresql":
+            conn.execute(text(f"ANALYZE {job}"))
+            conn.execute(text(f"ANALYZE {runs}"))
+        elif family == "mysql":
+            conn.execute(text(f"ANALYZE TABLE {job}, {runs}"))
+        else:
+            conn.execute(text("ANALYZE"))
+
+
+def timed(fn: object) -> float:
+    """Median wall time of REPEAT calls after one warm-up, in milliseconds."""
+    fn()  # type: ignore[operator]
+    samples = []
+    for _ in range(REPEAT):
+        t0 = time.perf_counter()
+        fn()  # type: ignore[operator]
+        samples.append((time.perf_counter() - t0) * 1000)
+    return statistics.median(samples)
+
+
+def bench(name: str, url: str, rows: int) -> dict[str, object]:
+    prefix = f"bench_{uuid.uuid4().hex[:6]}_"
+    store = open_store(url, prefix=prefix)
+    store.create_schema()
+    try:
+        now = store.db_now()
+        t0 = time.perf_counter()
+        fill(store, rows, now)
+        fill_s = time.perf_counter() - t0
+        status = store.status(now - timedelta(hours=24))
+        done_24h = sum(k.done for k in status.kinds)
+        return {
+            "backend": name,
+            "rows": rows,
+            "fill_s": fill_s,
+            "done_24h": done_24h,
+            "status_24h": timed(lambda: store.status(store.db_now() - timedelta(hours=24))),
+            "status_1h": timed(lambda: store.status(store.db_now() - timedelta(hours=1))),
+            "stats_all": timed(store.stats),
+        }
+    finally:
+        store.drop_schema()
+        store.dispose()
+
+
+def server_db(base: str) -> tuple[str, object]:
+    from sqlalchemy.engine import make_url
+
+    url = make_url(base)
+    dbname = f"mcb_{uuid.uuid4().hex[:10]}"
+    admin = create_engine(url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f"CREATE DATABASE {dbname}"))
+
+    def drop() -> None:
+        with admin.connect() as conn:
+            conn.execute(text(f"DROP DATABASE IF EXISTS {dbname}"))
+        admin.dispose()
+
+    return url.set(database=dbname).render_as_string(hide_password=False), drop
+
+
+def machine() -> str:
+    out = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
+    model = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in out.splitlines()
+            if line.startswith("Model name")
+        ),
+        "unknown CPU",
+    )
+    return f"{model}, {os.cpu_count()} CPUs (shared with other work while measuring)"
+
+
+def write_section(results: list[dict[str, object]]) -> str:
+    lines = [
+        "## status",
+        "",
+        f"`python bench/bench_status.py` on {datetime.now(UTC):%Y-%m-%d}, {machine()}.",
+        "Data: done rows spread over 7 days (the default retention) in 10 kinds, 1,000 open "
+        "(100 ready), 50 running, 20 failed, 100k scheduled_runs rows for 20 jobs. Median of "
+        f"{REPEAT} runs after a warm-up. `status` = `Store.status` (all its statements, one "
+        "read transaction); `count all rows` = the old `Store.stats`, which groups every row "
+        "and is what status would cost without the windowed, index-bounded queries.",
+        "",
+        "| backend | done rows | done in 24h window | status --since 24h | status --since 1h "
+        "| count all rows |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        lines.append(
+            f"| {r['backend']} | {r['rows']:,} | {r['done_24h']:,} | {r['status_24h']:.0f} ms "
+            f"| {r['status_1h']:.0f} ms | {r['stats_all']:.0f} ms |"
+        )
+    lines += [
+        "",
+        "The 24h figure is dominated by ranking the window's rows for p50/p95 (~143k rows "
+        "here); the 1h figure is what a fixed cost of the live counts, last success/failure "
+        "probes and slot lookups looks like. `migrate-cron metrics` uses a 1h window by default.",
+        "",
+    ]
+    section = "\n".join(lines)
+    DOC.parent.mkdir(exist_ok=True)
+    current = DOC.read_text() if DOC.exists() else "# Benchmarks\n\n"
+    pattern = re.compile(r"^## status\n.*?(?=^## |\Z)", re.S | re.M)
+    if pattern.search(current):
+        current = pattern.sub(section + "\n", current)
+    else:
+        current = current.rstrip("\n") + "\n\n" + section + "\n"
+    DOC.write_text(current)
+    return section
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--backends", default="postgresql,mariadb,sqlite")
+    args = parser.parse_args()
+    results = []
+    for name in args.backends.split(","):
+        if name == "sqlite":
+            with tempfile.TemporaryDirectory() as tmp:
+                results.append(bench(name, f"sqlite:///{tmp}/bench.db", args.rows))
+        else:
+            url, drop = server_db(PG if name == "postgresql" else MARIADB)
+            try:
+                results.append(bench(name, url, args.rows))
+            finally:
+                drop()  # type: ignore[operator]
+        print(results[-1], flush=True)
+    print(write_section(results))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,428 @@
+"""Worker throughput, pickup latency, command spawn cost and memory, with the real command.
+
+- no-op Python jobs/s on each backend with 1 and 2 worker processes
+  (``migrate-cron worker --once --concurrency 1 --batch 100``);
+- pickup latency on PostgreSQL: an idle worker (``--poll 30``) woken by NOTIFY;
+- ``/bin/true`` command jobs/s next to the bare ``sh -c true`` spawn rate;
+- worker RSS at 0, 50k and 100k jobs.
+
+Rates come from the database (first ``started_at`` to last ``finished_at``), so process start-up
+is not counted. Tables are ANALYZEd after loading, as autovacuum would have done on a live
+queue. Writes the "## worker" section of docs/benchmarks.md.
+
+    python bench/bench_worker.py [--jobs 20000] [--backends postgresql,mariadb,sqlite]
+                                 [--rss-jobs 100000] [--only noop,latency,command,rss]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import create_engine, text
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from migrate_cron.store import Store, open_store
+
+ROOT = Path(__file__).resolve().parent.parent
+DOC = ROOT / "docs" / "benchmarks.md"
+PG = os.environ.get("MIGRATE_CRON_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+MARIADB = os.environ.get(
+    "MIGRATE_CRON_TEST_MARIADB_URL", "mariadb+pymysql://root@127.0.0.1:3306/test"
+)
+CLI = str(Path(sys.executable).with_name("migrate-cron"))
+HANDLERS = """
+import time
+from migrate_cron.handlers import handler
+
+@handler("bench-noop")
+def noop(payload, ctx):
+    return None
+
+@handler("bench-latency")
+def latency(payload, ctx):
+    return repr(time.time())
+"""
+REGISTRY = '[jobs.bench-true]\ncommand = "/bin/true"\n'
+
+
+# ---------------------------------------------------------------------------- plumbing
+@contextmanager
+def database(backend: str) -> Iterator[str]:
+    """A throwaway database (a temp SQLite file, or a fresh database on the server)."""
+    if backend == "sqlite":
+        with tempfile.TemporaryDirectory() as tmp:
+            yield f"sqlite:///{tmp}/bench.db"
+        return
+    from sqlalchemy.engine import make_url
+
+    url = make_url(PG if backend == "postgresql" else MARIADB)
+    dbname = f"mcw_{uuid.uuid4().hex[:10]}"
+    admin = create_engine(url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f"CREATE DATABASE {dbname}"))
+    try:
+        yield url.set(database=dbname).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            if backend == "postgresql":
+                conn.execute(
+                    text(
+                        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                        "WHERE datname = :d AND pid <> pg_backend_pid()"
+                    ),
+                    {"d": dbname},
+                )
+            conn.execute(text(f"DROP DATABASE IF EXISTS {dbname}"))
+        admin.dispose()
+
+
+def fresh_store(url: str) -> Store:
+    store = open_store(url, prefix="bw_")
+    store.drop_schema()
+    store.create_schema()
+    return store
+
+
+def analyze(store: Store) -> None:
+    """Table statistics as a live queue has them (autovacuum); a just-filled table has none."""
+    name = store.tables.job.name
+    if store.family == "sqlite":
+        return
+    with store.engine.begin() as conn:
+        conn.exec_driver_sql(
+            f"ANALYZE {name}" if store.family == "postgresql" else f"ANALYZE TABLE {name}"
+        )
+
+
+def span(store: Store) -> tuple[int, float]:
+    """Done jobs and seconds from the first start to the last finish (benchmark-only SQL)."""
+    job = store.tables.job.name
+    with store.engine.connect() as conn:
+        row = conn.execute(
+            text(
+                f"SELECT count(*), min(started_at), max(finished_at) FROM {job} "
+                "WHERE state = 'done'"
+            )
+        ).one()
+    count, first, last = row
+    if isinstance(first, str):
+        first, last = datetime.fromisoformat(first), datetime.fromisoformat(last)
+    return int(count), (last - first).total_seconds()
+
+
+def done_count(store: Store) -> int:
+    with store.engine.connect() as conn:
+        return int(
+            conn.execute(
+                text(f"SELECT count(*) FROM {store.tables.job.name} WHERE state = 'done'")
+            ).scalar_one()
+        )
+
+
+def worker_cmd(url: str, *args: str) -> list[str]:
+    return [CLI, "worker", "--database-url", url, "--table-prefix", "bw_", *args]
+
+
+def run_workers(cmds: list[list[str]], cwd: Path, timeout: float = 600) -> None:
+    procs = []
+    try:
+        for i, cmd in enumerate(cmds):
+            log = open(cwd / f"worker-{i}.log", "w")  # noqa: SIM115 - closed below
+            procs.append((subprocess.Popen(cmd, cwd=cwd, stderr=log, start_new_session=True), log))
+        for proc, _ in procs:
+            if proc.wait(timeout) != 0:
+                raise SystemExit(f"worker exited {proc.returncode}; see {cwd}")
+    finally:
+        for proc, log in procs:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+            log.close()
+
+
+def rss_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def wait_until(check: Callable[[], Any], timeout: float, what: str) -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise SystemExit(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+# ---------------------------------------------------------------------------- benchmarks
+def bench_noop(backend: str, jobs: int, processes: int, work: Path) -> float:
+    with database(backend) as url:
+        store = fresh_store(url)
+        try:
+            store.enqueue_many("bench-noop", [None] * jobs)
+            analyze(store)
+            cmd = worker_cmd(
+                url,
+                "--once",
+                "--import",
+                "bench_worker_jobs",
+                "--concurrency",
+                "1",
+                "--batch",
+                "100",
+            )
+            run_workers([cmd] * processes, work)
+            count, seconds = span(store)
+            assert count == jobs, (count, jobs)
+            return jobs / seconds
+        finally:
+            store.drop_schema()
+            store.dispose()
+
+
+def bench_latency(samples: int, work: Path) -> dict[str, float]:
+    with database("postgresql") as url:
+        store = fresh_store(url)
+        proc = subprocess.Popen(
+            worker_cmd(url, "--import", "bench_worker_jobs", "--poll", "30", "--concurrency", "1"),
+            cwd=work,
+            stderr=open(work / "latency.log", "w"),
+            start_new_session=True,  # noqa: SIM115
+        )
+        try:
+            wait_until(lambda: "worker-start" in (work / "latency.log").read_text(), 30, "start")
+            time.sleep(1.0)  # let it settle into its LISTEN wait
+            sent = []
+            for _ in range(samples):
+                t0 = time.time()
+                job_id = store.enqueue("bench-latency").job_id
+                sent.append((job_id, t0, time.time()))
+                time.sleep(0.03)  # idle again before the next one
+            wait_until(lambda: done_count(store) == samples, 60, "latency jobs")
+            from_call, from_commit = [], []
+            for job_id, t0, t1 in sent:
+                started = float(store.get(job_id).output)  # type: ignore[union-attr, arg-type]
+                from_call.append((started - t0) * 1000)
+                from_commit.append((started - t1) * 1000)
+            return {
+                "p50_call": statistics.median(from_call),
+                "p95_call": statistics.quantiles(from_call, n=20)[-1],
+                "p50_commit": statistics.median(from_commit),
+                "p95_commit": statistics.quantiles(from_commit, n=20)[-1],
+            }
+        finally:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(60)
+            store.drop_schema()
+            store.dispose()
+
+
+def bare_spawn_rate(n: int, threads: int) -> float:
+    """``sh -c true`` as fast as Python can start it (same Popen options as the runner)."""
+
+    def spawn(count: int) -> None:
+        for _ in range(count):
+            p = subprocess.Popen(
+                ["/bin/sh", "-c", "true"],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+            p.communicate()
+
+    per = n // threads
+    pool = [threading.Thread(target=spawn, args=(per,)) for _ in range(threads)]
+    t0 = time.perf_counter()
+    for t in pool:
+        t.start()
+    for t in pool:
+        t.join()
+    return per * threads / (time.perf_counter() - t0)
+
+
+def bench_command(jobs: int, concurrency: int, work: Path) -> float:
+    with database("postgresql") as url:
+        store = fresh_store(url)
+        try:
+            store.enqueue_many("bench-true", [None] * jobs)
+            analyze(store)
+            run_workers([worker_cmd(url, "--once", "--concurrency", str(concurrency))], work)
+            count, seconds = span(store)
+            assert count == jobs
+            return jobs / seconds
+        finally:
+            store.drop_schema()
+            store.dispose()
+
+
+def bench_rss(total: int, work: Path) -> dict[str, int]:
+    marks = {0: 0, total // 2: 0, total: 0}
+    with database("postgresql") as url:
+        store = fresh_store(url)
+        proc = subprocess.Popen(
+            worker_cmd(
+                url, "--import", "bench_worker_jobs", "--concurrency", "1", "--batch", "100"
+            ),
+            cwd=work,
+            stderr=open(work / "rss.log", "w"),
+            start_new_session=True,  # noqa: SIM115
+        )
+        try:
+            wait_until(lambda: "worker-start" in (work / "rss.log").read_text(), 30, "start")
+            time.sleep(1.0)
+            marks[0] = rss_kib(proc.pid)
+            chunk = 10_000
+            for i in range(0, total, chunk):
+                store.enqueue_many("bench-noop", [None] * min(chunk, total - i))
+                if i == 0:
+                    analyze(store)
+            wait_until(lambda: done_count(store) >= total // 2, 600, "half")
+            marks[total // 2] = rss_kib(proc.pid)
+            wait_until(lambda: done_count(store) >= total, 600, "all")
+            marks[total] = rss_kib(proc.pid)
+            return marks
+        finally:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(60)
+            store.drop_schema()
+            store.dispose()
+
+
+# ---------------------------------------------------------------------------- report
+def machine() -> str:
+    out = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
+    model = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in out.splitlines()
+            if line.startswith("Model name")
+        ),
+        "unknown CPU",
+    )
+    return f"{model}, {os.cpu_count()} CPUs (shared with other work while measuring)"
+
+
+def write_section(r: dict[str, Any], args: argparse.Namespace) -> str:
+    lines = [
+        "## worker",
+        "",
+        f"`python bench/bench_worker.py` on {datetime.now(UTC):%Y-%m-%d}, {machine()}. "
+        "The installed `migrate-cron worker` command; rates are jobs divided by the time from the "
+        "first `started_at` to the last `finished_at` in the table (start-up not counted); logs "
+        "on (one line per start and finish, to a file). Tables ANALYZEd after loading.",
+        "",
+    ]
+    if "noop" in r:
+        lines += [
+            f"No-op Python handler, {args.jobs:,} jobs, `--once --concurrency 1 --batch 100`:",
+            "",
+            "| backend | 1 worker process | 2 worker processes |",
+            "|---|---:|---:|",
+        ]
+        for backend, (one, two) in r["noop"].items():
+            lines.append(f"| {backend} | {one:,.0f} jobs/s | {two:,.0f} jobs/s |")
+        lines.append("")
+    if "latency" in r:
+        lat = r["latency"]
+        lines += [
+            f"Pickup latency, PostgreSQL, idle worker on LISTEN (`--poll 30`), {args.samples} "
+            "jobs enqueued one at a time 30 ms apart, measured to the handler's first line: "
+            f"p50 {lat['p50_call']:.1f} ms / p95 {lat['p95_call']:.1f} ms from the `enqueue` "
+            f"call (includes its INSERT and commit), p50 {lat['p50_commit']:.1f} ms / "
+            f"p95 {lat['p95_commit']:.1f} ms from the commit returning.",
+            "",
+        ]
+    if "command" in r:
+        c = r["command"]
+        lines += [
+            f"`/bin/true` as a registry command on PostgreSQL ({args.command_jobs:,} jobs, "
+            "`--once`), next to Python starting `sh -c true` with the same Popen options and "
+            "nothing else:",
+            "",
+            "| threads | worker jobs/s | bare `sh -c true` spawns/s |",
+            "|---:|---:|---:|",
+        ]
+        for threads, (worker, bare) in c.items():
+            lines.append(f"| {threads} | {worker:,.0f} | {bare:,.0f} |")
+        lines.append("")
+    if "rss" in r:
+        marks = r["rss"]
+        cells = " / ".join(f"{v / 1024:.1f} MiB at {k:,}" for k, v in marks.items())
+        lines += [
+            "Worker RSS (PostgreSQL, one process, no-op handler, jobs enqueued while it runs): "
+            f"{cells} jobs.",
+            "",
+        ]
+    section = "\n".join(lines)
+    DOC.parent.mkdir(exist_ok=True)
+    current = DOC.read_text() if DOC.exists() else "# Benchmarks\n\n"
+    pattern = re.compile(r"^## worker\n.*?(?=^## |\Z)", re.S | re.M)
+    if pattern.search(current):
+        current = pattern.sub(lambda _: section + "\n", current)
+    else:
+        current = current.rstrip("\n") + "\n\n" + section + "\n"
+    DOC.write_text(current)
+    return section
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--jobs", type=int, default=20_000)
+    parser.add_argument("--command-jobs", type=int, default=2_000)
+    parser.add_argument("--samples", type=int, default=200)
+    parser.add_argument("--rss-jobs", type=int, default=100_000)
+    parser.add_argument("--backends", default="postgresql,mariadb,sqlite")
+    parser.add_argument("--only", default="noop,latency,command,rss")
+    args = parser.parse_args()
+    only = set(args.only.split(","))
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        (work / "bench_worker_jobs.py").write_text(HANDLERS)
+        (work / "migrate-cron.toml").write_text(REGISTRY)
+        if "noop" in only:
+            results["noop"] = {}
+            for backend in args.backends.split(","):
+                rates = tuple(bench_noop(backend, args.jobs, n, work) for n in (1, 2))
+                results["noop"][backend] = rates
+                print(f"noop {backend}: {rates[0]:,.0f} / {rates[1]:,.0f} jobs/s", flush=True)
+        if "latency" in only:
+            results["latency"] = bench_latency(args.samples, work)
+            print("latency", results["latency"], flush=True)
+        if "command" in only:
+            results["command"] = {}
+            for threads in (1, 4):
+                worker = bench_command(args.command_jobs, threads, work)
+                bare = bare_spawn_rate(args.command_jobs, threads)
+                results["command"][threads] = (worker, bare)
+                print(f"command x{threads}: worker {worker:,.0f}/s, bare {bare:,.0f}/s", flush=True)
+        if "rss" in only:
+            results["rss"] = bench_rss(args.rss_jobs, work)
+            print("rss KiB", results["rss"], flush=True)
+    print(write_section(results, args))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,195 @@
+"""What to do with each job: move it to the queue, let a scheduler enqueue it, or keep it.
+
+* ``queue`` — work that appears *between* runs (pollers): enqueue it where it appears.
+* ``schedule+enqueue`` — business runs at fixed times (invoices, exports, hand-overs): the
+  scheduler enqueues one job per slot, workers run it with retries.
+* ``keep`` — maintenance, reports, @reboot, the framework's own scheduler: cron is fine.
+
+Plus the missed-run policy the scheduler should use for it, and the four sentences from
+"From cron jobs to queues": two or more true means the line should move.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+from migrate_cron.analysis.finding import Finding
+from migrate_cron.analysis.job import Job
+from migrate_cron.analysis.rules import every_minutes, handover_words
+
+
+class Recommendation(StrEnum):
+    QUEUE = "queue"
+    SCHEDULE_ENQUEUE = "schedule+enqueue"
+    KEEP = "keep"
+
+
+class Policy(StrEnum):
+    SKIP = "skip"
+    RUN_ONCE = "run-once"
+    BACKFILL = "backfill"
+
+
+@dataclass(frozen=True)
+class Sentence:
+    id: str
+    text: str
+    true: bool
+    why: str
+
+
+@dataclass(frozen=True)
+class Classification:
+    recommendation: Recommendation
+    reason: str
+    policy: Policy
+    policy_reason: str
+    sentences: tuple[Sentence, ...]
+    handover: tuple[str, ...]
+
+    @property
+    def true_sentences(self) -> int:
+        return sum(1 for s in self.sentences if s.true)
+
+    @property
+    def should_move(self) -> bool:
+        return self.true_sentences >= 2
+
+
+SENTENCES = (
+    ("polls-idle", "It runs every few minutes and usually does nothing."),
+    ("overlaps", "It overlaps when it runs long."),
+    ("user-waits", "The user waits for the next run."),
+    ("lost-on-failure", "If it fails once, the work is lost."),
+)
+FEW_MINUTES = 15
+
+_MAINTENANCE = re.compile(
+    r"backup|dump|clean|prune|purge|rotate|vacuum|optimi[sz]e|reindex|certbot|renew|cache|"
+    r"/tmp\b|tmpwatch|tmpreaper|-delete\b|housekeep|\bgc\b|sitemap|report|stats|logwatch|"
+    r"updatedb|apt|fstrim|scrub|ntpdate|rsnapshot|borg|restic|duplicity"
+)
+_BACKUP = re.compile(r"backup|dump|rsnapshot|borg|restic|duplicity|snapshot")
+_PER_PERIOD = re.compile(
+    r"\$\(date|`date|yesterday|--date\b|--day\b|--month\b|--period\b|--since\b|--for[-=]|"
+    r"\bdaily-|\bmonthly-|%y|%m|%d"
+)
+_USER_FACING = re.compile(
+    r"queue|pending|process|orders?\b|notif|mail|send|import|webhook|thumbnail|resize|"
+    r"convert|index|search"
+)
+
+
+def classify(job: Job, findings: Sequence[Finding]) -> Classification:
+    rules = {f.rule for f in findings}
+    handover = handover_words(job)
+    sentences = _sentences(job, rules, handover)
+    true_count = sum(1 for s in sentences if s.true)
+    gap = job.cadence.typical_gap if job.cadence else None
+    frequent = gap is not None and gap <= FEW_MINUTES
+    text = job.command.lower
+
+    def result(rec: Recommendation, why: str, policy: Policy, policy_why: str) -> Classification:
+        return Classification(rec, why, policy, policy_why, sentences, handover)
+
+    if job.is_reboot:
+        return result(
+            Recommendation.KEEP,
+            "@reboot runs when cron starts and has no schedule to move",
+            Policy.SKIP,
+            "nothing to miss: it runs at boot",
+        )
+    if "framework-scheduler" in rules:
+        return result(
+            Recommendation.KEEP,
+            "it is the framework's own scheduler: migrate the tasks it runs, then remove it",
+            Policy.SKIP,
+            "it runs every minute; the next minute catches up",
+        )
+    if "poll" in rules or (frequent and (handover or _USER_FACING.search(text))):
+        every = every_minutes(gap) if gap else "often"
+        return result(
+            Recommendation.QUEUE,
+            f"work appears between runs ({every}): enqueue it where it appears, workers "
+            "start at once",
+            Policy.SKIP,
+            "until it moves, a missed poll is covered by the next one",
+        )
+    if handover or true_count >= 2:
+        why = (
+            f"a business run at fixed times that hands work over ({', '.join(handover[:3])})"
+            if handover
+            else f"{true_count} of the four sentences are true"
+        )
+        if _PER_PERIOD.search(text):
+            return result(
+                Recommendation.SCHEDULE_ENQUEUE,
+                why + ": the scheduler enqueues each slot, workers retry failures",
+                Policy.BACKFILL,
+                "each run covers its own period (it uses the date), so every missed slot "
+                "must still run",
+            )
+        return result(
+            Recommendation.SCHEDULE_ENQUEUE,
+            why + ": the scheduler enqueues each slot, workers retry failures",
+            Policy.RUN_ONCE,
+            "one late run picks up everything the missed runs would have handed over",
+        )
+    if _BACKUP.search(text):
+        return result(
+            Recommendation.KEEP,
+            "a backup at fixed times: a schedule is exactly right",
+            Policy.RUN_ONCE,
+            "a missed backup should still happen once, as soon as possible",
+        )
+    if _MAINTENANCE.search(text):
+        return result(
+            Recommendation.KEEP,
+            "maintenance or a report at fixed times: a schedule is exactly right",
+            Policy.SKIP,
+            "the next run does the same work; nothing is lost by skipping",
+        )
+    return result(
+        Recommendation.KEEP,
+        "runs at fixed times and nothing in it hands work over: cron is fine",
+        Policy.SKIP,
+        "nothing suggests a missed run loses work",
+    )
+
+
+def _sentences(job: Job, rules: set[str], handover: tuple[str, ...]) -> tuple[Sentence, ...]:
+    gap = job.cadence.typical_gap if job.cadence else None
+    frequent = gap is not None and gap <= FEW_MINUTES
+    idle = Sentence(
+        *SENTENCES[0],
+        frequent,
+        f"runs {every_minutes(gap)}" if frequent and gap else "runs at most a few times an hour",
+    )
+    overlap_rules = sorted(rules & {"overlap-lock", "longer-than-interval"})
+    overlaps = Sentence(
+        *SENTENCES[1],
+        bool(overlap_rules),
+        "findings: " + ", ".join(overlap_rules) if overlap_rules else "no lock, no long runs known",
+    )
+    user_facing = _USER_FACING.search(job.command.lower)
+    waits_true = gap is not None and gap <= 60 and bool(handover or user_facing)
+    waits_true = waits_true or ("batch-limit" in rules and frequent)
+    waits = Sentence(
+        *SENTENCES[2],
+        waits_true,
+        (f"work for someone waits up to {gap:g} minutes" if waits_true and gap else
+         "no sign that anyone waits for it"),
+    )
+    swallowed = "errors-swallowed" in rules
+    lost_true = bool(handover) or swallowed
+    lost = Sentence(
+        *SENTENCES[3],
+        lost_true,
+        ("hands over: " + ", ".join(handover[:4]) if handover else "") +
+        ("; " if handover and swallowed else "") +
+        ("errors are swallowed" if swallowed else "") or "the next run redoes the same work",
+    )
+    return (idle, overlaps, waits, lost)

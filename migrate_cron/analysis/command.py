@@ -1,0 +1,131 @@
+"""What a crontab command does, as far as its words tell: the program behind the wrappers,
+a readable job name, and the lower-cased text the rules search.
+
+Only a heuristic reading of the shell text — nothing is executed or expanded. Wrappers that
+do not change what runs (``cd … &&``, ``flock``, ``nice``, ``timeout``, ``sleep N;``, env
+assignments) are stepped over so that ``cd /srv && flock -n /tmp/x.lock php artisan
+invoices:export`` is named ``invoices-export``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+_SEPARATORS = re.compile(r"\s*(?:&&|\|\||;)\s*")
+_WORD = re.compile(r"""'[^']*'|"[^"]*"|[^\s'"]+""")
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+_WRAPPERS = {
+    "nice": 0,
+    "ionice": 0,
+    "nohup": 0,
+    "timeout": 1,
+    "flock": 1,
+    "setlock": 1,
+    "lckdo": 1,
+    "chronic": 0,
+    "run-one": 0,
+    "run-this-one": 0,
+    "sudo": 0,
+    "exec": 0,
+    "env": 0,
+    "time": 0,
+    "cronic": 0,
+    "solo": 0,
+    "/usr/bin/flock": 1,
+    "/usr/bin/timeout": 1,
+    "/usr/bin/nice": 0,
+}
+_INTERPRETERS = {"php", "python", "python3", "node", "ruby", "perl", "bash", "sh", "bundle", "npx"}
+_FRAMEWORK_TOOLS = {"artisan", "console", "drush", "wp", "magento", "manage.py", "rake", "occ"}
+
+
+@dataclass(frozen=True)
+class Command:
+    text: str
+    lower: str
+    program: str  # basename of the program actually run, e.g. "php", "backup.sh"
+    name: str  # a job name, e.g. "invoices-export"
+
+
+@lru_cache(maxsize=131072)
+def read_command(text: str) -> Command:
+    lower = text.lower()
+    words = _main_words(text)
+    program = _basename(words[0]) if words else ""
+    return Command(text=text, lower=lower, program=program, name=_name(words) or "job")
+
+
+def _main_words(text: str) -> list[str]:
+    """The words of the first segment that is not ``cd``/``sleep``/``test``, wrappers removed."""
+    for segment in _SEPARATORS.split(text):
+        words = [w.strip("'\"") for w in _WORD.findall(segment)]
+        while words and _ASSIGNMENT.match(words[0]):
+            words = words[1:]
+        words = _strip_wrappers(words)
+        if not words:
+            continue
+        head = _basename(words[0])
+        if head in ("cd", "sleep", "test", "[", "true", ":", "export", "source", ".", "umask"):
+            continue
+        return words
+    return []
+
+
+def _strip_wrappers(words: list[str]) -> list[str]:
+    while words:
+        head = words[0]
+        skip = _WRAPPERS.get(head, _WRAPPERS.get(_basename(head)))
+        if skip is None:
+            return words
+        words = words[1:]
+        while words and words[0].startswith("-"):  # options of the wrapper
+            option = words[0]
+            words = words[1:]
+            if option in ("-n", "-c", "-w", "-E", "-s", "-k", "-u") and words and (
+                words[0][:1].isdigit() or option in ("-c", "-u")
+            ):
+                words = words[1:]
+        words = words[skip:] if head not in ("sudo", "env") else words
+        while words and _ASSIGNMENT.match(words[0]):
+            words = words[1:]
+    return words
+
+
+def _name(words: list[str]) -> str:
+    if not words:
+        return ""
+    head = _basename(words[0])
+    rest = [w for w in words[1:] if not w.startswith("-") and not w.startswith(">")]
+    if head in _INTERPRETERS and rest:
+        script = _basename(rest[0])
+        if script in _FRAMEWORK_TOOLS and len(rest) > 1:
+            return _slug(rest[1])
+        if head == "bundle" and rest[0] == "exec" and len(rest) > 2:
+            return _slug(rest[2] if _basename(rest[1]) == "rake" else rest[1])
+        return _slug(_strip_extension(script))
+    if head in _FRAMEWORK_TOOLS and rest:
+        return _slug(rest[0] if rest[0] not in ("cron", "event") else f"{head}-{rest[0]}")
+    if head in ("curl", "wget") and rest:
+        url = next((w for w in rest if "://" in w), rest[-1])
+        path = url.split("://", 1)[-1].split("?", 1)[0].rstrip("/")
+        tail = path.rsplit("/", 1)[-1] if "/" in path else path
+        return _slug(f"{head}-{tail}")
+    return _slug(_strip_extension(head))
+
+
+def _basename(word: str) -> str:
+    return word.rsplit("/", 1)[-1]
+
+
+def _strip_extension(word: str) -> str:
+    for ext in (".sh", ".php", ".py", ".pl", ".rb", ".js", ".bash"):
+        if word.endswith(ext):
+            return word[: -len(ext)]
+    return word
+
+
+def _slug(word: str) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", word.lower()).strip("-")
+    return slug[:60] or "job"

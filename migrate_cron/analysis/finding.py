@@ -1,0 +1,78 @@
+"""Findings and the rules that produce them.
+
+A rule is a small function plus four facts a reader needs: an id (stable, used in ``--json``
+and for suppressions), a severity, a one-line explanation of why the pattern matters when moving
+off cron, and a concrete fix. The function only decides *whether* a line matches and says what
+it saw on that line; everything else comes from the rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from migrate_cron.crontab.entry import Severity
+
+if TYPE_CHECKING:
+    from migrate_cron.analysis.job import Job
+
+__all__ = ["Context", "Finding", "Hit", "Rule", "Severity"]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One thing to act on, at ``file:line`` (``column``/``field`` for syntax errors)."""
+
+    rule: str
+    severity: Severity
+    file: str
+    line: int
+    message: str
+    fix: str
+    host: str | None = None
+    column: int | None = None
+    field: str | None = None
+
+    @property
+    def location(self) -> str:
+        prefix = f"{self.host}:" if self.host else ""
+        column = f":{self.column}" if self.column else ""
+        return f"{prefix}{self.file}:{self.line}{column}"
+
+
+@dataclass(frozen=True)
+class Hit:
+    """What a rule saw on one line; ``fix`` overrides the rule's generic fix when specific."""
+
+    message: str
+    fix: str | None = None
+
+
+@dataclass(frozen=True)
+class Context:
+    """What rules may know besides the line: the analysis time (DST dates are shown for
+    ``now``'s year, so output is reproducible with ``--now``)."""
+
+    now: datetime
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    severity: Severity
+    explanation: str
+    fix: str
+    check: Callable[[Job, Context], Hit | None] | None = None
+
+    def finding(self, job: Job, hit: Hit) -> Finding:
+        return Finding(
+            rule=self.id,
+            severity=self.severity,
+            file=job.line.file,
+            line=job.line.number,
+            message=hit.message,
+            fix=hit.fix or self.fix,
+            host=job.host,
+        )

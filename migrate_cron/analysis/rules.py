@@ -1,0 +1,574 @@
+"""The rules: each a small function over one job (or, for the last three, over all jobs).
+
+Rules look at the command *text* only (never run it) and at the schedule's expanded fields.
+They are deliberately cheap — substring tests guard every regular expression — because
+``analyze`` runs all of them over every line of a 100,000-line crontab in well under a second.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from datetime import date, datetime, timedelta
+
+from migrate_cron.analysis.finding import Context, Finding, Hit, Rule
+from migrate_cron.analysis.job import Job
+from migrate_cron.crontab.entry import CrontabLine, Problem, Severity
+from migrate_cron.crontab.fields import SPECS, CronFields, FieldSpec
+from migrate_cron.crontab.timezone import zone_table
+
+POLL_MINUTES = 5
+ORDERING_WINDOW_MINUTES = 30
+
+# -- per-line rules ------------------------------------------------------------------------
+
+
+def every_minutes(gap: float) -> str:
+    """"every minute", "every 5 minutes"."""
+    return "every minute" if gap == 1 else f"every {gap:g} minutes"
+
+
+def _poll(job: Job, ctx: Context) -> Hit | None:
+    cadence = job.cadence
+    if cadence is None or cadence.typical_gap is None or cadence.typical_gap > POLL_MINUTES:
+        return None
+    return Hit(
+        f"polls {every_minutes(cadence.typical_gap)} ({cadence.runs_per_day:g} runs a day), and most runs likely find "
+        "nothing to do"
+    )
+
+
+_LOCK = re.compile(
+    r"\b(flock|lockfile|lckdo|setlock|run-one|run-this-one|solo|withlock)\b|"
+    r"[\w/.-]+\.(lock|pid)\b|pidfile|--pid\b"
+)
+
+
+def _lock(job: Job, ctx: Context) -> Hit | None:
+    text = job.command.lower
+    if not ("lock" in text or "pid" in text or "run-one" in text or "solo" in text):
+        return None
+    match = _LOCK.search(text)
+    if match is None:
+        return None
+    return Hit(f'guards itself with "{match.group()}": runs have overlapped before')
+
+
+_SLEEP = re.compile(r"^\s*sleep\s+(\S+)\s*(?:;|&&)")
+
+
+def _sleep(job: Job, ctx: Context) -> Hit | None:
+    text = job.command.lower
+    if "sleep" not in text:
+        return None
+    match = _SLEEP.match(text)
+    if match is None:
+        return None
+    amount = match.group(1)
+    if "random" in amount:
+        return Hit(
+            f"waits a random time ({amount}) before starting, to spread load across hosts",
+            fix="drop the sleep: workers take jobs as capacity allows, no stampede to avoid",
+        )
+    if amount.isdigit():
+        amount = f"{amount} s"
+    return Hit(
+        f"waits {amount} after its slot before starting: a hidden dependency on something "
+        "that runs at the slot"
+    )
+
+
+_DISCARD = re.compile(
+    r"(?:1?>\s*/dev/null\s*2>&1|&>\s*/dev/null|>&\s*/dev/null|2>\s*/dev/null)"
+)
+
+
+def _output(job: Job, ctx: Context) -> Hit | None:
+    text = job.command.lower
+    if "/dev/null" not in text:
+        return None
+    match = _DISCARD.search(text)
+    if match is None:
+        return None
+    what = "errors" if match.group().lstrip().startswith("2>") else "all output, errors included,"
+    return Hit(f'sends {what} to /dev/null ("{match.group()}"): failures leave no trace')
+
+
+_SWALLOW = re.compile(r"\|\|\s*(?:true|:|exit\s+0)\b|\|\|\s*:\s*$|;\s*(?:exit\s+0|true)\s*$")
+
+
+def _swallow(job: Job, ctx: Context) -> Hit | None:
+    text = job.command.lower
+    if "||" not in text and "exit" not in text and "true" not in text:
+        return None
+    match = _SWALLOW.search(text)
+    if match is None:
+        return None
+    return Hit(f'reports success even when it fails ("{match.group().strip()}")')
+
+
+_FRAMEWORKS = (
+    (re.compile(r"artisan\s+schedule:run"), "Laravel's scheduler (artisan schedule:run)",
+     "app/Console/Kernel.php or routes/console.php"),
+    (re.compile(r"bin/console\s+(?:scheduler:|messenger:consume\s+scheduler)"),
+     "the Symfony scheduler (bin/console)", "the #[AsSchedule] providers"),
+    (re.compile(r"\bdrush\b.*\bcron\b"), "Drupal cron (drush cron)",
+     "hook_cron implementations and the Ultimate Cron/queue settings"),
+    (re.compile(r"\bwp\b.*\bcron\b|wp-cron\.php"), "WordPress cron (wp cron)",
+     "the plugins' wp_schedule_event calls"),
+    (re.compile(r"magento\s+cron:run"), "Magento cron (cron:run)", "the modules' crontab.xml"),
+    (re.compile(r"\bcron\.php\b"), "an application's cron.php", "the application's task list"),
+)
+
+
+def _framework(job: Job, ctx: Context) -> Hit | None:
+    cadence = job.cadence
+    if cadence is None or cadence.typical_gap is None or cadence.typical_gap > POLL_MINUTES:
+        return None
+    text = job.command.lower
+    if not any(w in text for w in ("artisan", "console", "drush", "wp", "magento", "cron.php")):
+        return None
+    for pattern, label, where in _FRAMEWORKS:
+        if pattern.search(text):
+            return Hit(
+                f"runs {label} {every_minutes(cadence.typical_gap)}: the real schedule is "
+                f"inside the application ({where}), not in this file",
+                fix=f"list the tasks in {where} and migrate them one by one; keep this line "
+                "until the last one has moved",
+            )
+    return None
+
+
+_BATCH = re.compile(
+    r"--(?:limit|batch-size|batch|chunk|chunk-size|max|max-items|max-jobs|count|size|take)"
+    r"[= ](\d+)|\blimit\s+(\d+)\b"
+)
+
+
+def _batch(job: Job, ctx: Context) -> Hit | None:
+    text = job.command.lower
+    if "limit" not in text and "batch" not in text and "chunk" not in text and "--" not in text:
+        return None
+    match = _BATCH.search(text)
+    if match is None:
+        return None
+    size = match.group(1) or match.group(2)
+    per_day = job.cadence.runs_per_day if job.cadence else 0
+    capacity = f" (at most {int(size) * per_day:,.0f} a day)" if per_day else ""
+    return Hit(
+        f'handles at most {size} items per run ("{match.group()}"){capacity}: a bigger backlog '
+        "waits for later runs"
+    )
+
+
+_CURL = re.compile(r"(?<![\w-])(curl|wget)(?![\w-])")
+
+
+def _http(job: Job, ctx: Context) -> Hit | None:
+    text = job.command.lower
+    if "curl" not in text and "wget" not in text:
+        return None
+    match = _CURL.search(text)
+    if match is None:
+        return None
+    tool = match.group(1)
+    if tool == "curl":
+        if re.search(r"--max-time\b|(?<![\w-])-m\s*\d|(?<![\w-])-\w*m\s+\d", text):
+            return None
+        return Hit(
+            "calls curl without --max-time: a server that never answers keeps the job running "
+            "forever" + (" (--connect-timeout only bounds connecting)" if "connect-timeout" in
+                         text else ""),
+            fix="add --max-time 60 (or let the worker's per-job timeout kill it)",
+        )
+    if re.search(r"--timeout\b|--read-timeout\b|(?<![\w-])-t\s*\d|(?<![\w-])-T\s*\d", job.command.text):
+        return None
+    return Hit(
+        "calls wget without --timeout: by default it retries 20 times with 15-minute read "
+        "timeouts",
+        fix="add --timeout=60 --tries=1 and let the queue's retries handle failures",
+    )
+
+
+def _dst(job: Job, ctx: Context) -> Hit | None:
+    schedule = job.schedule
+    if schedule is None or not schedule.fixed_time:
+        return None
+    table = zone_table(job.timezone)
+    if table.fixed:
+        return None
+    fields = schedule.fields
+    year = ctx.now.year
+    for transition in table.transitions(year) + table.transitions(year + 1):
+        if abs(transition.shift) >= timedelta(hours=3):
+            continue
+        start = transition.at + min(transition.before, transition.after)
+        end = transition.at + max(transition.before, transition.after)
+        day = start.date()
+        if not _day_matches(fields, day):
+            continue
+        hit = _times_in(fields, start, end)
+        if hit is None:
+            continue
+        when = f"{hit} on {day.isoformat()} in {job.timezone}"
+        if transition.after > transition.before:
+            jump = end.strftime("%H:%M")
+            what = f"{when} does not exist (clocks jump to {jump}): cron runs it at {jump}"
+        else:
+            what = f"{when} happens twice (clocks go back): cron runs it only the first time"
+        span = f"{start.strftime('%H:%M')}-{(end - timedelta(minutes=1)).strftime('%H:%M')}"
+        return Hit(
+            what,
+            fix=f"move it outside {span} local time, or give it CRON_TZ=UTC if it must run at "
+            "exactly one instant",
+        )
+    return None
+
+
+def _reboot(job: Job, ctx: Context) -> Hit | None:
+    if not job.is_reboot:
+        return None
+    return Hit("runs once when cron starts (after a reboot), not on a schedule")
+
+
+_HANDOVER_WORDS = (
+    "export", "invoice", "invoices", "payment", "payments", "pay", "payout", "billing", "charge",
+    "mail", "email", "newsletter", "notify", "notification", "notifications", "sms", "webhook",
+    "webhooks", "sync", "upload", "push", "send", "submit", "dispatch", "ftp", "sftp", "scp",
+    "erp", "datev", "edi", "feed", "shipment", "shipping", "orders", "transfer", "api",
+)
+_HANDOVER = re.compile(r"(?<![a-z])(" + "|".join(_HANDOVER_WORDS) + r")(?![a-z])")
+_REPORTING_MAIL = re.compile(r"\|\s*(mail|mailx|sendmail)\b")
+
+
+_WEAK_HANDOVER = frozenset(
+    ("mail", "email", "send", "notify", "notification", "notifications", "api", "orders", "sms")
+)
+_MAILERS = frozenset(("mail", "mailx", "sendmail", "mutt"))
+
+
+def handover_words(job: Job) -> tuple[str, ...]:
+    """The words that say this job hands work to someone else (a third party, a customer).
+
+    Mailing a report to yourself is not a hand-over: output piped to ``mail`` and a job whose
+    program is a mailer with only weak words (mail, send, notify…) and the word "report" count
+    as reports.
+    """
+    text = _REPORTING_MAIL.sub(" ", job.command.lower)
+    seen: list[str] = []
+    for match in _HANDOVER.finditer(text):
+        word = match.group(1)
+        if word not in seen:
+            seen.append(word)
+    if seen and all(w in _WEAK_HANDOVER for w in seen) and (
+        "report" in text or job.command.program in _MAILERS
+    ):
+        return ()
+    return tuple(seen)
+
+
+def _handover(job: Job, ctx: Context) -> Hit | None:
+    words = handover_words(job)
+    if not words or job.is_reboot:
+        return None
+    quoted = ", ".join(f'"{w}"' for w in words[:4])
+    return Hit(
+        f"hands work over to someone else ({quoted}): a failed run is lost until a later run "
+        "happens to pick it up"
+    )
+
+
+PER_LINE: tuple[Rule, ...] = (
+    Rule(
+        "poll",
+        Severity.WARNING,
+        f"Runs every {POLL_MINUTES} minutes or more often: a queue polled while mostly empty.",
+        "enqueue a job when the work appears (in the code that creates it) and let workers "
+        "pick it up at once",
+        _poll,
+    ),
+    Rule(
+        "overlap-lock",
+        Severity.WARNING,
+        "A lock file, flock, pidfile or run-one shows runs have overlapped before.",
+        "drop the lock: in the queue each record is claimed by one worker under a lease; give "
+        "this job concurrency 1 if it must never run twice at once",
+        _lock,
+    ),
+    Rule(
+        "sleep-offset",
+        Severity.INFO,
+        "A sleep before the command moves it off its slot: ordering or load spreading in disguise.",
+        "if it waits for another job, enqueue it when that job succeeds; otherwise put the "
+        "real time in the schedule",
+        _sleep,
+    ),
+    Rule(
+        "output-discarded",
+        Severity.WARNING,
+        "Output is thrown away, so a failing run leaves no trace.",
+        "remove the redirection: the worker keeps stdout/stderr and stores the tail with each "
+        "failed attempt",
+        _output,
+    ),
+    Rule(
+        "errors-swallowed",
+        Severity.WARNING,
+        "The exit status is forced to success, so nobody (and no retry) ever sees a failure.",
+        "remove '|| true' / 'exit 0': a non-zero exit is how the queue knows to retry",
+        _swallow,
+    ),
+    Rule(
+        "framework-scheduler",
+        Severity.INFO,
+        "A framework scheduler runs every minute; the actual jobs are defined in the application.",
+        "list the framework's scheduled tasks and migrate them one by one",
+        _framework,
+    ),
+    Rule(
+        "batch-limit",
+        Severity.INFO,
+        "A batch-size limit in the arguments caps throughput at limit × runs.",
+        "enqueue one job per record (or per chunk) so workers drain any backlog at their pace",
+        _batch,
+    ),
+    Rule(
+        "http-no-timeout",
+        Severity.WARNING,
+        "An HTTP call without a timeout can hang the job forever.",
+        "add a timeout to the call (curl --max-time, wget --timeout)",
+        _http,
+    ),
+    Rule(
+        "dst-window",
+        Severity.WARNING,
+        "A fixed-time job inside its timezone's DST change: skipped or repeated wall-clock time.",
+        "move it outside the DST window or schedule it in UTC",
+        _dst,
+    ),
+    Rule(
+        "reboot",
+        Severity.INFO,
+        "@reboot has no schedule: it cannot become a scheduled job.",
+        "keep it on cron (or turn it into a systemd unit); nothing to migrate",
+        _reboot,
+    ),
+    Rule(
+        "hand-over",
+        Severity.INFO,
+        "The job hands work to a third party or a customer; cron gives it no retry.",
+        "schedule + enqueue: the scheduler enqueues one job per slot and workers retry it with "
+        "backoff until it succeeds",
+        _handover,
+    ),
+)
+
+# -- rules over several lines --------------------------------------------------------------
+
+ORDERING = Rule(
+    "hidden-ordering",
+    Severity.WARNING,
+    "Timed a few minutes after another job: it probably needs that one to have finished.",
+    "chain them: enqueue this job when the earlier one succeeds instead of guessing its duration",
+)
+DUPLICATE = Rule(
+    "duplicate-host",
+    Severity.WARNING,
+    "The same line runs on several hosts, so every slot runs several times.",
+    "run it once: the scheduler enqueues one job per slot (unique per slot) whatever the host "
+    "count; remove the copies",
+)
+DURATION = Rule(
+    "longer-than-interval",
+    Severity.ERROR,
+    "The command takes longer than the time between two runs: runs overlap.",
+    "move it to the queue with concurrency 1, or schedule it less often than it takes",
+)
+
+
+def hidden_ordering(jobs: Sequence[Job]) -> list[tuple[Job, Hit]]:
+    """Once-a-day jobs in one file on the same days, started 1-30 minutes after another."""
+    groups: dict[tuple[object, ...], list[tuple[int, Job]]] = defaultdict(list)
+    for job in jobs:
+        if job.schedule is None:
+            continue
+        f = job.schedule.fields
+        if len(f.hours) != 1 or len(f.minutes) != 1:
+            continue
+        key = (job.host, job.line.file, job.timezone, f.days, f.months, f.weekdays, f.day_or)
+        groups[key].append((f.hours[0] * 60 + f.minutes[0], job))
+    hits: list[tuple[Job, Hit]] = []
+    for members in groups.values():
+        if len(members) < 2:
+            continue
+        members.sort(key=lambda item: (item[0], item[1].line.number))
+        for (t0, first), (t1, second) in zip(members, members[1:], strict=False):
+            gap = t1 - t0
+            if 0 < gap <= ORDERING_WINDOW_MINUTES:
+                hits.append(
+                    (
+                        second,
+                        Hit(
+                            f"starts {gap} min after line {first.line.number} ({first.name} at "
+                            f"{t0 // 60:02d}:{t0 % 60:02d}): if it needs that job's result, the "
+                            "order is only hoped for",
+                            fix=f"enqueue {second.name} when {first.name} succeeds instead of "
+                            f"starting it {gap} minutes later",
+                        ),
+                    )
+                )
+    return hits
+
+
+def duplicates(jobs: Sequence[Job]) -> list[tuple[Job, Hit]]:
+    """The same schedule, user and command in several files or on several hosts."""
+    groups: dict[tuple[str, str | None, str], list[Job]] = defaultdict(list)
+    for job in jobs:
+        key = (job.line.schedule or "", job.line.user, " ".join(job.command.text.split()))
+        groups[key].append(job)
+    hits: list[tuple[Job, Hit]] = []
+    for members in groups.values():
+        places = {(j.host, j.line.file) for j in members}
+        if len(places) < 2:
+            continue
+        hosts = sorted({j.host or j.line.file for j in members})
+        where = ", ".join(hosts[:5]) + (f" and {len(hosts) - 5} more" if len(hosts) > 5 else "")
+        for job in members:
+            hits.append(
+                (job, Hit(f"the same line runs on {len(hosts)} hosts/files ({where}): each slot "
+                          f"runs {len(members)} times"))
+            )
+    return hits
+
+
+def too_long(jobs: Sequence[Job], durations: Mapping[str, float]) -> list[tuple[Job, Hit]]:
+    """Jobs whose measured duration exceeds the gap between two of their runs."""
+    if not durations:
+        return []
+    hits: list[tuple[Job, Hit]] = []
+    for job in jobs:
+        if job.cadence is None:
+            continue
+        seconds = duration_of(job, durations)
+        if seconds is None:
+            continue
+        gap = job.cadence.shortest_gap * 60
+        if seconds > gap:
+            hits.append(
+                (
+                    job,
+                    Hit(
+                        f"takes {seconds:g} s (from --durations) but runs every {gap:g} s: runs "
+                        "overlap"
+                    ),
+                )
+            )
+    return hits
+
+
+def duration_of(job: Job, durations: Mapping[str, float]) -> float | None:
+    """Match a durations row to a job: its name, ``file:line``, ``host:file:line``, or a
+    distinctive word (4+ characters) of its command."""
+    for key in (job.name, f"{job.line.file}:{job.line.number}", f"{job.host}:{job.line.file}:"
+                f"{job.line.number}"):
+        if key in durations:
+            return durations[key]
+    for key, seconds in durations.items():
+        if len(key) >= 4 and key in job.command.text:
+            return seconds
+    return None
+
+
+# -- parse problems ------------------------------------------------------------------------
+
+_PARSE_FIXES = {
+    "bad-schedule": "correct the field; `crontab` refuses to install a file with this line",
+    "quartz": "rewrite it with 5 fields (minute hour day-of-month month day-of-week): drop the "
+    "seconds field and the year, and write * for ?",
+    "too-few-fields": "complete the schedule (5 fields) and the command, or comment the line out",
+    "no-command": "add the command after the schedule, or delete the line",
+    "no-user": "add the user name after the 5 time fields (system crontab format)",
+    "bad-macro": "use one of @reboot @yearly @annually @monthly @weekly @daily @midnight @hourly",
+    "missing-newline": "add a newline at the end of the file",
+    "carriage-return": "convert the file to Unix line endings (dos2unix FILE)",
+    "bad-timezone": "use an IANA zone name (see timedatectl list-timezones)",
+}
+
+
+def parse_finding(line: CrontabLine, problem: Problem, host: str | None) -> Finding:
+    fix = _PARSE_FIXES.get(problem.code, "correct the line")
+    if problem.code == "quartz":
+        fix = _quartz_fix(line) or fix
+    elif problem.code == "bad-schedule" and "never occurs" in problem.message:
+        fix = (
+            "pick a day that exists in that month; for the last day of a month use "
+            "'28-31' with a test such as [ \"$(date -d tomorrow +\\%d)\" = 01 ] &&"
+        )
+    elif problem.code == "bad-schedule" and problem.field:
+        fix = (
+            f"correct the {problem.field} field (check it with migrate-cron explain); "
+            "`crontab` refuses to install a file with this line"
+        )
+    return Finding(
+        rule=f"syntax/{problem.code}",
+        severity=problem.severity,
+        file=line.file,
+        line=line.number,
+        message=problem.message,
+        fix=fix,
+        host=host,
+        column=problem.column,
+        field=problem.field,
+    )
+
+
+def _quartz_fix(line: CrontabLine) -> str | None:
+    tokens = line.text.split()
+    if len(tokens) < 7:
+        return None
+    fields = [_cron_field(f, SPECS[i]) for i, f in enumerate(tokens[1:6])]
+    rest = tokens[6:]
+    if rest and re.fullmatch(r"\*|[0-9]{4}(-[0-9]{4})?", rest[0]):
+        rest = rest[1:]
+    suggestion = " ".join(fields + rest)
+    note = ""
+    if re.search(r"[0-9]", tokens[5]):
+        note = "; Quartz numbers weekdays 1=Sunday…7=Saturday, cron 0=Sunday: check that field"
+    return (
+        f'drop the seconds field: "{suggestion}"{note} (check it with migrate-cron explain)'
+    )
+
+
+def _cron_field(text: str, spec: FieldSpec) -> str:
+    """Quartz to cron for one field: ? → *, N/S → N-max/S (0/S → */S)."""
+    if text == "?":
+        return "*"
+    parts = []
+    for part in text.split(","):
+        base, slash, step = part.partition("/")
+        if slash and base.isdigit():
+            base = "*" if int(base) == spec.low else f"{base}-{spec.high}"
+        parts.append(base + slash + step)
+    return ",".join(parts)
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+def _day_matches(fields: CronFields, day: date) -> bool:
+    if day.month not in fields.months:
+        return False
+    dom = day.day in fields.days
+    dow = (day.isoweekday() % 7) in fields.weekdays
+    return (dom or dow) if fields.day_or else (dom and dow)
+
+
+def _times_in(fields: CronFields, start: datetime, end: datetime) -> str | None:
+    """The first hh:mm of the job inside the wall-clock window [start, end) on one day."""
+    low = start.hour * 60 + start.minute
+    high = low + int((end - start).total_seconds() // 60)
+    for h in fields.hours:
+        for m in fields.minutes:
+            if low <= h * 60 + m < high:
+                return f"{h:02d}:{m:02d}"
+    return None

@@ -1,0 +1,438 @@
+"""``migrate-cron migrate | rollback | verify | migrations``: one crontab line at a time.
+
+The commands parse arguments, call ``migrate_cron.migration`` and print: the diff (or JSON) on
+stdout, what happened and what to do next on stderr.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from migrate_cron.cli.common import DatabaseUrl, JsonFlag, RegistryPath, TablePrefix, info
+from migrate_cron.config import DEFAULT_DATABASE_URL, DEFAULT_REGISTRY
+
+if TYPE_CHECKING:
+    from migrate_cron.migration.switch import SwitchResult, Target
+
+
+class ToMode(StrEnum):
+    enqueue = "enqueue"
+    scheduler = "scheduler"
+
+
+def register(app: typer.Typer) -> None:
+    app.command("migrate")(migrate)
+    app.command("rollback")(rollback)
+    app.command("verify")(verify)
+    app.command("migrations")(migrations)
+
+
+Name = Annotated[str, typer.Argument(help="The job's name in the registry.", show_default=False)]
+CrontabOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--crontab",
+        help="The crontab file holding the job's line. Default: the file it was generated from.",
+        show_default=False,
+    ),
+]
+DryRun = Annotated[
+    bool, typer.Option("--dry-run", help="Show the diff; change nothing on disk.")
+]
+
+
+def migrate(
+    name: Name,
+    crontab: CrontabOption = None,
+    to: Annotated[
+        ToMode,
+        typer.Option(
+            "--to",
+            help=(
+                "enqueue: cron keeps the schedule and only enqueues, workers run the command. "
+                "scheduler: the line is commented out, the migrate-cron scheduler owns it."
+            ),
+            case_sensitive=False,
+        ),
+    ] = ToMode.enqueue,
+    dry_run: DryRun = False,
+    install: Annotated[
+        bool,
+        typer.Option(
+            "--install",
+            help="User crontab: pipe the result to `crontab -` (after checking `crontab -l` "
+            "still matches the file).",
+        ),
+    ] = False,
+    executable: Annotated[
+        str | None,
+        typer.Option(
+            "--executable",
+            help="Path of migrate-cron as cron will run it. Default: this command's own path.",
+            show_default=False,
+        ),
+    ] = None,
+    url_from_env: Annotated[
+        bool,
+        typer.Option(
+            "--url-from-env",
+            help="Write no database URL into the crontab line; cron must then provide "
+            "MIGRATE_CRON_DATABASE_URL (needed for URLs with a password).",
+        ),
+    ] = False,
+    as_json: JsonFlag = False,
+    registry: RegistryPath = DEFAULT_REGISTRY,
+    database_url: DatabaseUrl = DEFAULT_DATABASE_URL,
+    table_prefix: TablePrefix = "",
+) -> None:
+    """Switch one job's crontab line to the queue, with a diff, a backup and an undo.
+
+    --to enqueue replaces only the command with `migrate-cron enqueue NAME` (the schedule stays
+    in cron; workers run the command with retries). --to scheduler comments the line out with
+    a marker (the scheduler service now owns it). Refuses a line edited since the registry was
+    generated. Undo with `migrate-cron rollback NAME`.
+    """
+    from migrate_cron.clock import SystemClock
+    from migrate_cron.migration import switch
+
+    registry_path = Path(registry)
+    target = _target(registry_path, executable, database_url, table_prefix, url_from_env)
+    if not dry_run:
+        _check_database(database_url, table_prefix, name, to.value)
+    try:
+        result = switch.migrate(
+            registry_path,
+            name,
+            to.value,
+            target,
+            SystemClock().now(),
+            crontab=crontab,
+            dry_run=dry_run,
+            install=install,
+        )
+    except switch.AlreadyThere as exc:
+        info(str(exc))
+        return
+    _print_result(result, as_json)
+    _explain_migrate(result, registry_path, dry_run)
+
+
+def rollback(
+    name: Name,
+    crontab: CrontabOption = None,
+    dry_run: DryRun = False,
+    install: Annotated[
+        bool | None,
+        typer.Option(
+            "--install/--no-install",
+            help="Pipe the restored user crontab to `crontab -`. Default: as the migrate did.",
+            show_default=False,
+        ),
+    ] = None,
+    as_json: JsonFlag = False,
+    registry: RegistryPath = DEFAULT_REGISTRY,
+    database_url: DatabaseUrl = DEFAULT_DATABASE_URL,
+    table_prefix: TablePrefix = "",
+) -> None:
+    """Put one job's original crontab line back, byte for byte, and its previous mode."""
+    from migrate_cron.migration import switch
+
+    try:
+        result = switch.rollback(
+            Path(registry), name, crontab=crontab, dry_run=dry_run, install=install
+        )
+    except switch.AlreadyThere as exc:
+        info(str(exc))
+        return
+    _print_result(result, as_json)
+    verb = "would restore" if dry_run else "restored"
+    info(
+        f"{verb} line {result.line} of {result.crontab}: {name} is back on {result.mode}"
+        + (f" (backup of the switched file: {result.backup})" if result.backup else "")
+    )
+    for note in result.notes:
+        info(f"note: {note}")
+    _install_note(result, dry_run)
+    if not dry_run:
+        _warn_queued(database_url, table_prefix, name)
+
+
+# The two commands below need the crontab parser; see verify.py and progress.py.
+def verify(
+    name: Name,
+    crontab: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--crontab",
+            help="Crontab files to search for a second line running the same command "
+            "(repeatable). Default: the job's own file.",
+            show_default=False,
+        ),
+    ] = None,
+    days: Annotated[
+        int, typer.Option("--days", min=1, max=366, help="How far ahead to compare slots.")
+    ] = 7,
+    as_json: JsonFlag = False,
+    registry: RegistryPath = DEFAULT_REGISTRY,
+    database_url: DatabaseUrl = DEFAULT_DATABASE_URL,
+    table_prefix: TablePrefix = "",
+) -> None:
+    """Check a switch: same slots as cron, no second line running the command, queue runs.
+
+    Exit 1 when a check fails (the failing checks say what to do).
+    """
+    from migrate_cron.cli.common import print_json
+    from migrate_cron.clock import SystemClock
+    from migrate_cron.migration.verify import verify_job
+    from migrate_cron.registry import load_registry
+
+    reg = load_registry(registry)
+    spec = reg.get(name)
+    report = verify_job(
+        reg,
+        spec,
+        files=crontab,
+        days=days,
+        now=SystemClock().now(),
+        history=lambda since: _history(database_url, table_prefix, name, since),
+    )
+    if as_json:
+        print_json(report.as_dict())
+    else:
+        _print_verify(report)
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+def migrations(
+    as_json: JsonFlag = False,
+    registry: RegistryPath = DEFAULT_REGISTRY,
+    database_url: DatabaseUrl = DEFAULT_DATABASE_URL,
+    table_prefix: TablePrefix = "",
+) -> None:
+    """Every registry job: its mode, its last run in the queue, and the next step of the plan."""
+    from migrate_cron.cli.common import print_json
+    from migrate_cron.migration.progress import progress
+    from migrate_cron.registry import load_registry
+
+    reg = load_registry(registry)
+    rows, db_error = progress(reg, lambda names: _histories(database_url, table_prefix, names))
+    if db_error:
+        info(f"[yellow]note:[/yellow] no queue numbers: {db_error}")
+    if as_json:
+        print_json([r.as_dict() for r in rows])
+        return
+    _print_progress(rows)
+
+
+# ------------------------------------------------------------------------ helpers
+def _target(
+    registry: Path, executable: str | None, url: str, prefix: str, url_from_env: bool
+) -> Target:
+    from migrate_cron.config import validate_prefix
+    from migrate_cron.migration.switch import Target
+
+    return Target(
+        executable=_executable(executable),
+        registry=str(registry.resolve()),
+        database_url=None if url_from_env else _cron_url(url),
+        table_prefix=validate_prefix(prefix),
+    )
+
+
+def _executable(given: str | None) -> str:
+    import os
+    import shutil
+    import sys
+
+    from migrate_cron.errors import UsageError
+
+    if given:
+        if not os.path.isabs(given):
+            raise UsageError(f"--executable {given}: give an absolute path (cron has no PATH)")
+        return given
+    argv0 = sys.argv[0]
+    if os.path.basename(argv0) == "migrate-cron" and os.path.isfile(argv0):
+        return os.path.abspath(argv0)
+    found = shutil.which("migrate-cron")
+    if found:
+        return os.path.abspath(found)
+    raise UsageError(
+        "cannot tell where the migrate-cron command is installed: pass --executable PATH"
+    )
+
+
+def _cron_url(url: str) -> str:
+    """The database URL as the crontab line will carry it: absolute SQLite paths (cron runs
+    in HOME) and never a password (a crontab is readable by more people than a secret is)."""
+    from sqlalchemy.engine import make_url
+
+    from migrate_cron.config import normalize_url
+    from migrate_cron.errors import UsageError
+
+    try:
+        parsed = make_url(normalize_url(url))
+    except Exception:
+        raise UsageError(f"--database-url: not a database URL: {url!r}") from None
+    if parsed.password:
+        raise UsageError(
+            "the crontab line would contain the database password. Use a URL without one "
+            "(PostgreSQL reads ~/.pgpass of the crontab's user; MySQL/MariaDB: add "
+            "?read_default_file=/home/USER/.my.cnf), or pass --url-from-env and set "
+            "MIGRATE_CRON_DATABASE_URL for cron yourself"
+        )
+    if parsed.get_backend_name() == "sqlite":
+        db = parsed.database or ""
+        if not db or db == ":memory:" or db.startswith("file:"):
+            raise UsageError("an in-memory SQLite database cannot be shared with cron")
+        parsed = parsed.set(database=str(Path(db).resolve()))
+    return parsed.render_as_string(hide_password=False)
+
+
+def _check_database(url: str, prefix: str, name: str, to: str) -> None:
+    """Refuse to hand a job to a queue whose tables do not exist: every run would be lost."""
+    from migrate_cron.cli.common import open_store
+    from migrate_cron.errors import MigrateCronError
+    from migrate_cron.migration.switch import Refused
+
+    store = open_store(url, prefix)
+    try:
+        store.count_jobs(kind=name)
+        if to == "scheduler":
+            holder = store.lease_holder("migrate-cron-scheduler")
+            now = store.db_now()
+            if holder is None or holder[1] < now:
+                info(
+                    "[yellow]warning:[/yellow] no migrate-cron scheduler is running against "
+                    f"{store.url_safe}; start `migrate-cron scheduler`, or {name} will not run"
+                )
+    except MigrateCronError as exc:
+        raise Refused(
+            f"{exc}. The switched line would lose every run: fix this first (nothing was "
+            "changed), or look at the change with --dry-run"
+        ) from None
+    finally:
+        store.dispose()
+
+
+def _print_result(result: SwitchResult, as_json: bool) -> None:
+    import sys
+
+    if as_json:
+        from dataclasses import asdict
+
+        from migrate_cron.cli.common import print_json
+
+        print_json(asdict(result))
+    else:
+        sys.stdout.write(result.diff)
+
+
+def _explain_migrate(result: SwitchResult, registry: Path, dry_run: bool) -> None:
+    name = result.name
+    if dry_run:
+        info(f"dry run: nothing changed. Without --dry-run, line {result.line} of "
+             f"{result.crontab} becomes the line above and {name} gets mode {result.mode}")
+        return
+    if result.mode == "enqueue":
+        info(
+            f"switched {name} to enqueue: line {result.line} of {result.crontab} now only "
+            "enqueues it; the schedule stays in cron and workers run the command with retries"
+        )
+    else:
+        info(
+            f"switched {name} to the scheduler: line {result.line} of {result.crontab} is "
+            "commented out; `migrate-cron scheduler` now fires it"
+        )
+    info(f"backup of the previous file: {result.backup}; registry: {registry} (mode updated)")
+    for note in result.notes:
+        info(f"note: {note}")
+    _install_note(result, dry_run)
+    info(
+        "next: keep a worker running (`migrate-cron worker`), then after its next slot run "
+        f"`migrate-cron verify {name}`; undo any time with `migrate-cron rollback {name}`"
+    )
+
+
+def _install_note(result: SwitchResult, dry_run: bool) -> None:
+    if dry_run:
+        return
+    if result.installed:
+        info("installed it as your user crontab (`crontab -`)")
+    elif not result.crontab.startswith("/etc/"):
+        info(
+            "if this file is a copy of a user crontab, install it with "
+            f"`crontab {result.crontab}` (or use --install); system files in /etc are read "
+            "by cron in place"
+        )
+
+
+def _warn_queued(url: str, prefix: str, name: str) -> None:
+    """After a rollback cron runs the command again: jobs still queued would run it twice."""
+    from migrate_cron.cli.common import open_store
+    from migrate_cron.errors import MigrateCronError
+
+    store = open_store(url, prefix)
+    try:
+        waiting = store.count_jobs(kind=name, states=("open", "running"))
+    except MigrateCronError:
+        return
+    finally:
+        store.dispose()
+    if waiting:
+        info(
+            f"[yellow]warning:[/yellow] {waiting} {name} job(s) are still queued or running; "
+            "a worker will run them besides cron. Cancel them with `migrate-cron jobs cancel "
+            "ID…` (see `migrate-cron jobs list --kind "
+            f"{name}`) if cron's next run covers them"
+        )
+
+
+def _history(url: str, prefix: str, name: str, since):  # type: ignore[no-untyped-def]
+    from migrate_cron.cli.common import open_store
+
+    store = open_store(url, prefix)
+    try:
+        return store.kind_history([name], since)[name]
+    finally:
+        store.dispose()
+
+
+def _histories(url: str, prefix: str, names):  # type: ignore[no-untyped-def]
+    from migrate_cron.cli.common import open_store
+
+    store = open_store(url, prefix)
+    try:
+        return store.kind_history(list(names))
+    finally:
+        store.dispose()
+
+
+def _print_verify(report) -> None:  # type: ignore[no-untyped-def]
+    from rich.console import Console
+
+    console = Console()
+    console.print(f"[bold]{report.name}[/bold] (mode {report.mode})", highlight=False)
+    for check in report.checks:
+        mark = {"ok": "[green]ok[/green]", "fail": "[red]FAIL[/red]"}.get(
+            check.status, f"[yellow]{check.status}[/yellow]"
+        )
+        console.print(f"  {mark}  {check.title}: {check.summary}", highlight=False)
+        for line in check.details:
+            console.print(f"        {line}", highlight=False)
+
+
+def _print_progress(rows) -> None:  # type: ignore[no-untyped-def]
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(box=None, pad_edge=False)
+    for col in ("job", "mode", "line", "last run", "runs", "next step"):
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        table.add_row(r.name, r.mode, r.where, r.last_run_text, r.runs_text, r.next_step)
+    Console().print(table)

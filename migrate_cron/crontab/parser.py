@@ -1,0 +1,490 @@
+"""Crontab files, read line by line the way Vixie/Debian cron reads them.
+
+Guarantees: ``parse_crontab`` never raises on content (any text, any bytes); every physical line
+becomes exactly one :class:`CrontabLine` with its number and its raw text; a line cron would
+reject becomes ``Kind.INVALID`` with a :class:`Problem` naming the column or field and the reason,
+and the lines after it are read normally.
+
+The order of decisions follows cron's ``load_database``/``load_env``/``load_entry``:
+
+1. blank (only spaces/tabs) and comment lines (``#`` as first non-blank) are skipped — a line
+   holding only a carriage return is *not* blank for cron;
+2. an environment assignment is tried first: ``NAME = VALUE`` with optional blanks around ``=``,
+   the name and the value each optionally in single or double quotes (quotes only strip, nothing
+   is expanded), an unquoted value loses its trailing blanks, a quoted value may only be
+   followed by blanks;
+3. otherwise the line is a job: five fields (or an @macro), in system crontabs a user name, then
+   the command up to the end of the line. In the command the first unescaped ``%`` ends the
+   command and the rest is the job's stdin (``%`` → newline, ``\\%`` → ``%``), exactly as
+   ``do_command.c`` does it.
+
+CRON_TZ (cronie) or TZ set above a job is recorded as its timezone.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, replace
+from functools import lru_cache
+
+from migrate_cron.crontab.entry import (
+    ENCODING,
+    ERRORS,
+    CrontabFile,
+    CrontabLine,
+    Kind,
+    Problem,
+    Severity,
+)
+from migrate_cron.crontab.fields import MACRO_NAMES, MACROS, SPECS, ScheduleError
+from migrate_cron.crontab.schedule import Schedule
+
+FORMATS = ("auto", "user", "system")
+
+_BLANKS = " \t"
+_FIVE = re.compile(
+    r"([^ \t]+)[ \t]+([^ \t]+)[ \t]+([^ \t]+)[ \t]+([^ \t]+)[ \t]+([^ \t]+)(?:[ \t]+(.*))?\Z",
+    re.S,
+)
+_MACRO = re.compile(r"(@[^ \t]*)(?:[ \t]+(.*))?\Z", re.S)
+_TOKEN = re.compile(r"[^ \t]+")
+_NAMES = "|".join(
+    ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
+    + ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+)
+_FIELD_LIKE = re.compile(
+    rf"(?:[0-9*?]+[LW]?|L|LW)(?:[-/,#](?:[0-9*?]+[LW]?|{_NAMES}))*|"
+    rf"(?:{_NAMES})(?:[-,#/](?:[0-9]+|{_NAMES}))+|\?",
+    re.I,
+)
+_USER_NAME = re.compile(r"[a-z_][a-z0-9_.-]*\$?")
+_COMMON_USERS = frozenset(
+    "root www-data nobody daemon postgres mysql backup www nginx apache deploy ubuntu admin "
+    "debian mail news redis git jenkins odoo www-user app web ftp http operator".split()
+)
+_SYSTEM_PATHS = ("/etc/crontab",)
+_SYSTEM_DIRS = ("/etc/cron.d/",)
+
+
+@dataclass
+class _State:
+    """What cron carries from line to line: the environment so far and the timezone."""
+
+    env: dict[str, str]
+    timezone: str | None
+
+
+def parse_crontab(
+    data: str | bytes,
+    path: str = "-",
+    *,
+    format: str = "auto",
+    host: str | None = None,
+) -> CrontabFile:
+    """Parse a whole file. ``format`` is "user", "system" or "auto" (decided per file)."""
+    text = data.decode(ENCODING, ERRORS) if isinstance(data, bytes) else data
+    pieces = text.split("\n")
+    raws = [p + "\n" for p in pieces[:-1]]
+    if pieces[-1]:
+        raws.append(pieces[-1])
+    chosen, reason = _choose_format(path, raws, format)
+    state = _State(env={}, timezone=None)
+    lines = [
+        _parse_line(raw, number, path, chosen == "system", state)
+        for number, raw in enumerate(raws, start=1)
+    ]
+    file_problems: tuple[Problem, ...] = ()
+    if raws and not raws[-1].endswith("\n"):
+        problem = Problem(
+            "missing-newline",
+            "the last line has no newline: crontab refuses to install this file "
+            '("missing newline before EOF"); add a newline at the end',
+            Severity.ERROR,
+        )
+        last = lines[-1]
+        lines[-1] = _with_problem(last, problem)
+        file_problems = (problem,)
+    return CrontabFile(
+        path=path,
+        lines=tuple(lines),
+        format=chosen,
+        format_reason=reason,
+        host=host,
+        problems=file_problems,
+    )
+
+
+def read_crontab(path: str, *, format: str = "auto", host: str | None = None) -> CrontabFile:
+    """Read and parse a file; OSError (missing, unreadable) propagates to the caller."""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    return parse_crontab(data, path, format=format, host=host)
+
+
+def split_percent(command: str) -> tuple[str, str | None]:
+    """Split at the first unescaped ``%``: (command text, stdin as cron feeds it or None)."""
+    if "%" not in command:
+        return command, None
+    escaped = False
+    for i, ch in enumerate(command):
+        if escaped:
+            escaped = False
+            continue
+        if ch == "\\":
+            escaped = True
+        elif ch == "%":
+            return command[:i], translate_stdin(command[i + 1 :])
+    return command, None
+
+
+def translate_stdin(data: str) -> str:
+    """cron's stdin translation: ``%`` → newline, ``\\%`` → ``%``, other backslashes kept."""
+    out: list[str] = []
+    escaped = False
+    for ch in data:
+        if escaped:
+            if ch != "%":
+                out.append("\\")
+        elif ch == "%":
+            ch = "\n"
+        escaped = ch == "\\"
+        if not escaped:
+            out.append(ch)
+    return "".join(out)
+
+
+def parse_env(text: str) -> tuple[str, str] | None:
+    """``NAME=VALUE`` as cron's ``load_env`` accepts it, or None when the line is not one."""
+    n = len(text)
+    i = _skip_blanks(text, 0)
+    if i >= n:
+        return None
+    if text[i] in "'\"":
+        close = text.find(text[i], i + 1)
+        if close < 0:
+            return None
+        name = text[i + 1 : close]
+        i = close + 1
+    else:
+        j = i
+        while j < n and text[j] not in " \t=":
+            j += 1
+        name = text[i:j]
+        i = j
+    if not name:
+        return None
+    i = _skip_blanks(text, i)
+    if i >= n or text[i] != "=":
+        return None
+    i = _skip_blanks(text, i + 1)
+    if i < n and text[i] in "'\"":
+        close = text.find(text[i], i + 1)
+        if close < 0 or text[close + 1 :].strip(_BLANKS):
+            return None
+        return name, text[i + 1 : close]
+    return name, text[i:].rstrip(_BLANKS)
+
+
+def looks_like_field(token: str) -> bool:
+    """True for tokens such as ``*``, ``0``, ``?``, ``1-5``, ``MON-FRI``: not a command name."""
+    return bool(_FIELD_LIKE.fullmatch(token))
+
+
+# -- one line ------------------------------------------------------------------------------
+
+
+def _parse_line(raw: str, number: int, path: str, system: bool, state: _State) -> CrontabLine:
+    text = raw[:-1] if raw.endswith("\n") else raw
+    start = _skip_blanks(text, 0)
+    if start == len(text):
+        return CrontabLine(path, number, raw, Kind.BLANK)
+    if text[start] == "#":
+        return CrontabLine(path, number, raw, Kind.COMMENT)
+    assignment = parse_env(text)
+    if assignment is not None:
+        return _env_line(raw, number, path, assignment, state)
+    return _job_line(raw, text, start, number, path, system, state)
+
+
+def _env_line(
+    raw: str, number: int, path: str, assignment: tuple[str, str], state: _State
+) -> CrontabLine:
+    name, value = assignment
+    problems: list[Problem] = []
+    env = dict(state.env)
+    env[name] = value
+    state.env = env  # a new dict: lines above keep the one they saw
+    if name in ("CRON_TZ", "TZ") and not (name == "TZ" and "CRON_TZ" in env):
+        if _zone_ok(value):
+            state.timezone = value
+        else:
+            state.timezone = None
+            problems.append(
+                Problem(
+                    "bad-timezone",
+                    f'{name}="{value}" is not a known IANA zone: the jobs below run in the '
+                    "host's zone instead; use a name such as Europe/Berlin",
+                    Severity.ERROR,
+                    column=_skip_blanks(raw, 0) + 1,
+                    field="timezone",
+                )
+            )
+    if "\r" in value:
+        problems.append(_cr_problem())
+    return CrontabLine(
+        path,
+        number,
+        raw,
+        Kind.ENV,
+        env=env,
+        env_name=name,
+        env_value=value,
+        problems=tuple(problems),
+    )
+
+
+def _job_line(
+    raw: str, text: str, start: int, number: int, path: str, system: bool, state: _State
+) -> CrontabLine:
+    body = text[start:]
+    if body.strip(_BLANKS) == "\r":
+        return _invalid(raw, number, path, _cr_problem(only=True))
+    if body.startswith("@"):
+        match = _MACRO.match(body)
+        assert match is not None
+        expr, rest = match.group(1), match.group(2) or ""
+        columns = [start + 1]
+        if expr[1:] not in MACRO_NAMES:
+            known = " ".join("@" + n for n in MACRO_NAMES)
+            return _invalid(
+                raw,
+                number,
+                path,
+                Problem("bad-macro", f'unknown macro "{expr}" (cron knows {known})', column=start + 1),
+            )
+        rest_column = start + match.start(2) + 1 if match.group(2) is not None else len(text) + 1
+    else:
+        match = _FIVE.match(body)
+        if match is None:
+            count = len(_TOKEN.findall(body))
+            return _invalid(
+                raw,
+                number,
+                path,
+                Problem(
+                    "too-few-fields",
+                    f"{count} field{'s' if count != 1 else ''}: a job needs 5 time fields and a "
+                    "command (or an @macro and a command), and this is not a NAME=value line",
+                    column=start + 1,
+                ),
+            )
+        expr = " ".join(match.group(i) for i in range(1, 6))
+        columns = [start + match.start(i) + 1 for i in range(1, 6)]
+        rest = match.group(6) or ""
+        rest_column = start + match.start(6) + 1 if match.group(6) is not None else len(text) + 1
+    quartz = _quartz_problem(rest, rest_column, expr)
+    if quartz is not None:
+        return _invalid(raw, number, path, quartz)
+    try:
+        _schedule(expr, state.timezone)
+    except ScheduleError as exc:
+        column = columns[exc.index] if exc.index is not None else columns[0]
+        reason = exc.reason
+        if re.fullmatch(r"[A-Za-z]+", expr.split(" ", 1)[0]):
+            reason += " — this reads like text: is it a comment without # at the start?"
+        return _invalid(
+            raw, number, path, Problem("bad-schedule", reason, column=column, field=exc.field)
+        )
+    user: str | None = None
+    if system:
+        user_match = _TOKEN.match(rest)
+        if user_match is None:
+            return _invalid(
+                raw,
+                number,
+                path,
+                Problem(
+                    "no-user",
+                    "no user field: in a system crontab a job is "
+                    "minute hour day-of-month month day-of-week USER command",
+                    column=rest_column,
+                    field="user",
+                ),
+            )
+        user = user_match.group()
+        after = _skip_blanks(rest, user_match.end())
+        rest_column += after
+        rest = rest[after:]
+    if not rest.strip(_BLANKS):
+        return _invalid(
+            raw,
+            number,
+            path,
+            Problem(
+                "no-command",
+                "no command after the schedule" + (" and user" if system else ""),
+                column=rest_column,
+                field="command",
+            ),
+        )
+    command, stdin = split_percent(rest)
+    problems: tuple[Problem, ...] = ()
+    if text.endswith("\r"):
+        problems = (_cr_problem(),)
+    return CrontabLine(
+        path,
+        number,
+        raw,
+        Kind.JOB,
+        schedule=expr,
+        user=user,
+        command=command,
+        stdin=stdin,
+        env=state.env,
+        timezone=state.timezone,
+        problems=problems,
+    )
+
+
+def _quartz_problem(rest: str, column: int, expr: str) -> Problem | None:
+    token = _TOKEN.match(rest)
+    if token is None or expr.startswith("@") or not looks_like_field(token.group()):
+        return None
+    if not looks_like_field(expr.split(" ", 1)[0]):
+        return None  # the first field is garbage: report the schedule itself
+    extra = [token.group()]
+    following = _TOKEN.match(rest, _skip_blanks(rest, token.end()))
+    if following is not None and re.fullmatch(r"\*|\?|[0-9]{4}(-[0-9]{4})?", following.group()):
+        extra.append(following.group())
+    count = 5 + len(extra)
+    return Problem(
+        "quartz",
+        f"{count} fields: looks like a Quartz or seconds-field expression pasted from another "
+        f'scheduler ("{expr} {" ".join(extra)}"); cron reads only 5 time fields and takes '
+        f'"{rest.strip()}" for the command',
+        column=column,
+    )
+
+
+def _invalid(raw: str, number: int, path: str, problem: Problem) -> CrontabLine:
+    return CrontabLine(path, number, raw, Kind.INVALID, problems=(problem,))
+
+
+def _cr_problem(only: bool = False) -> Problem:
+    if only:
+        return Problem(
+            "carriage-return",
+            "a carriage return alone (Windows line endings): cron rejects this line; "
+            "convert the file with dos2unix",
+        )
+    return Problem(
+        "carriage-return",
+        "the line ends with a carriage return (Windows line endings): cron passes it to the "
+        "shell as part of the command; convert the file with dos2unix",
+        Severity.WARNING,
+    )
+
+
+def _with_problem(line: CrontabLine, problem: Problem) -> CrontabLine:
+    return replace(line, problems=(*line.problems, problem))
+
+
+def _skip_blanks(text: str, i: int) -> int:
+    n = len(text)
+    while i < n and text[i] in _BLANKS:
+        i += 1
+    return i
+
+
+@lru_cache(maxsize=65536)
+def _schedule(expr: str, timezone: str | None) -> Schedule:
+    return Schedule.parse(expr, timezone or "UTC", allow_reboot=True)
+
+
+@lru_cache(maxsize=256)
+def _zone_ok(name: str) -> bool:
+    try:
+        Schedule.parse("0 0 * * *", name)
+    except ScheduleError:
+        return False
+    return True
+
+
+# -- user or system format -----------------------------------------------------------------
+
+
+def _choose_format(path: str, raws: list[str], requested: str) -> tuple[str, str]:
+    if requested in ("user", "system"):
+        return requested, f"{requested} format (as requested)"
+    normalized = os.path.abspath(path) if path != "-" else path
+    if normalized in _SYSTEM_PATHS or any(d in normalized for d in _SYSTEM_DIRS):
+        return "system", f"system format: {path} is a system crontab (user field before command)"
+    with_user = 0
+    jobs = 0
+    names: list[str] = []
+    for raw in raws[:2000]:
+        sixth, has_more = _sixth_token(raw)
+        if sixth is None:
+            continue
+        jobs += 1
+        if has_more and _is_user(sixth):
+            with_user += 1
+            if sixth not in names:
+                names.append(sixth)
+    if with_user and with_user * 2 >= jobs:
+        shown = ", ".join(names[:3])
+        return "system", (
+            f"system format: {with_user} of {jobs} jobs have a user name ({shown}) before the "
+            "command (use --format user if that is wrong)"
+        )
+    return "user", (
+        "user format: the word after the schedule is the command"
+        + (f" in {jobs - with_user} of {jobs} jobs" if jobs else "")
+    )
+
+
+def _sixth_token(raw: str) -> tuple[str | None, bool]:
+    text = raw.rstrip("\n")
+    body = text.lstrip(_BLANKS)
+    if not body or body[0] == "#" or parse_env(text) is not None:
+        return None, False
+    if body.startswith("@"):
+        match = _MACRO.match(body)
+        rest = (match.group(2) or "") if match else ""
+    else:
+        match = _FIVE.match(body)
+        if match is None:
+            return None, False
+        rest = match.group(6) or ""
+    tokens = _TOKEN.findall(rest, 0)[:2]
+    if not tokens:
+        return None, False
+    return tokens[0], len(tokens) > 1
+
+
+def _is_user(token: str) -> bool:
+    return bool(_USER_NAME.fullmatch(token)) and (token in _COMMON_USERS or token in _host_users())
+
+
+@lru_cache(maxsize=1)
+def _host_users() -> frozenset[str]:
+    try:
+        import pwd
+
+        return frozenset(entry.pw_name for entry in pwd.getpwall())
+    except (ImportError, OSError):  # pragma: no cover - non-POSIX
+        return frozenset()
+
+
+__all__ = [
+    "FORMATS",
+    "MACROS",
+    "SPECS",
+    "looks_like_field",
+    "parse_crontab",
+    "parse_env",
+    "read_crontab",
+    "split_percent",
+    "translate_stdin",
+]

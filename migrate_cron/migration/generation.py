@@ -1,0 +1,133 @@
+"""From parsed crontab lines to proposed registry entries (``generate registry``).
+
+One entry per job line, carrying what the worker needs to run it the way cron did: the command
+as cron hands it to the shell (``\\%`` already turned into ``%``), the ``%``-stdin, the env lines
+above it (``SHELL`` becomes the entry's shell, ``CRON_TZ`` its timezone), the schedule as
+written, and the line itself byte for byte as ``source`` (what rollback restores). Lines cron
+would not run, ``@reboot`` lines (no schedule) and lines that are already our own switched
+commands are skipped, each with a reason.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from migrate_cron.migration.crontab_file import is_text_safe
+from migrate_cron.migration.registry_writer import GeneratedJob
+from migrate_cron.registry import Source
+
+if TYPE_CHECKING:
+    from migrate_cron.crontab.entry import CrontabFile, CrontabLine
+
+_NOT_ENV = ("SHELL", "CRON_TZ")
+
+
+@dataclass(frozen=True)
+class Skipped:
+    file: str
+    line: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class Advice:
+    """What the analysis says about one line: its readable name, the suggested missed-run
+    policy and a comment for the registry entry."""
+
+    name: str = "job"
+    policy: str = "skip"
+    note: str = ""
+
+
+def read_crontab(path: Path, data: bytes | None = None) -> CrontabFile:
+    """Parse a crontab file (or ``data`` as if it were that file) with the project's parser."""
+    from migrate_cron.crontab.parser import parse_crontab
+    from migrate_cron.errors import UsageError
+
+    if data is None:
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise UsageError(f"{path}: no such crontab file") from None
+        except OSError as exc:
+            raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    return parse_crontab(data, str(path))
+
+
+def host_timezone() -> str:
+    """The IANA name of the zone cron runs in on this host (``TZ``, /etc/timezone,
+    /etc/localtime), or ``UTC`` when it cannot be told."""
+    from zoneinfo import ZoneInfo
+
+    candidates: list[str] = []
+    tz = os.environ.get("TZ", "").lstrip(":")
+    if tz:
+        candidates.append(tz)
+    try:
+        candidates.append(Path("/etc/timezone").read_text().strip())
+    except OSError:
+        pass
+    try:
+        target = os.path.realpath("/etc/localtime")
+        if "zoneinfo/" in target:
+            candidates.append(target.split("zoneinfo/", 1)[1])
+    except OSError:
+        pass
+    for name in candidates:
+        try:
+            ZoneInfo(name)
+        except Exception:
+            continue
+        return "UTC" if name in ("Etc/UTC", "Etc/Universal", "UCT", "Zulu") else name
+    return "UTC"
+
+
+def proposed_jobs(
+    files: Sequence[CrontabFile],
+    advice: Mapping[tuple[str, int], Advice],
+    default_timezone: str,
+) -> tuple[list[GeneratedJob], list[Skipped]]:
+    """Registry entries for every job line of ``files`` (paths made absolute), in file order."""
+    jobs: list[GeneratedJob] = []
+    skipped: list[Skipped] = []
+    for parsed in files:
+        path = str(Path(parsed.path).resolve())
+        for line in parsed.jobs:
+            reason = _skip_reason(line)
+            if reason:
+                skipped.append(Skipped(parsed.path, line.number, reason))
+                continue
+            hint = advice.get((path, line.number), Advice())
+            jobs.append(_job(line, path, default_timezone, hint))
+    return jobs, skipped
+
+
+def _skip_reason(line: CrontabLine) -> str | None:
+    if line.is_reboot:
+        return "@reboot runs at boot, not on a schedule: left on cron"
+    if not is_text_safe(line.text):
+        return "the line is not UTF-8 text, so the registry cannot keep it byte for byte"
+    if not line.schedule or line.command is None:
+        return "not a job line cron would run"
+    return None
+
+
+def _job(line: CrontabLine, path: str, default_timezone: str, hint: Advice) -> GeneratedJob:
+    env = {k: v for k, v in line.env.items() if k not in _NOT_ENV}
+    return GeneratedJob(
+        name=hint.name,
+        command=line.shell_command or "",
+        schedule=line.schedule or "",
+        timezone=line.timezone or default_timezone,
+        source=Source(path, line.number, line.text, line.user),
+        shell=line.env.get("SHELL", "/bin/sh"),
+        env=env,
+        stdin=line.stdin,
+        cwd=None,
+        policy=hint.policy,
+        note=hint.note,
+    )

@@ -1,0 +1,122 @@
+"""The migration plan as the team reads it: four steps, ordered by pain, each with its reason.
+
+The order and the reasons come from ``migrate_cron.analysis`` (the planner). This module maps its
+categories onto the four steps of the migration and says, per line, what the next command is:
+
+1. lost work hurts most — hand-overs to third parties: switch first;
+2. pollers — every few minutes: switch, then enqueue from the code where the work appears;
+3. long runs — split into a producer that enqueues plus many small jobs;
+4. leave alone — cron is right for it (and the reason).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from migrate_cron.analysis.report import Report
+
+STEPS = {
+    "lost-work": (1, "lost work hurts most"),
+    "poller": (2, "polls every few minutes"),
+    "long-run": (3, "long run: split into a producer + small jobs"),
+    "leave": (4, "leave alone"),
+}
+
+
+@dataclass(frozen=True)
+class PlanRow:
+    order: int
+    step: int
+    title: str
+    file: str
+    line: int
+    host: str | None
+    text: str
+    name: str
+    schedule: str
+    reasons: tuple[str, ...]
+    recommendation: str
+    policy: str
+    registry_name: str | None = None
+
+    @property
+    def reason(self) -> str:
+        return "; ".join(self.reasons)
+
+    @property
+    def job(self) -> str:
+        return self.registry_name or self.name
+
+    @property
+    def next_command(self) -> str:
+        if self.step >= 4:
+            return "-"
+        return f"migrate-cron migrate {self.job} --crontab {self.file}"
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "order": self.order,
+            "step": self.step,
+            "title": self.title,
+            "file": self.file,
+            "host": self.host,
+            "line": self.line,
+            "text": self.text,
+            "name": self.name,
+            "registry_name": self.registry_name,
+            "schedule": self.schedule,
+            "reasons": list(self.reasons),
+            "recommendation": self.recommendation,
+            "policy": self.policy,
+            "next": self.next_command if self.step < 4 else None,
+        }
+
+
+def analyze_files(
+    paths: Sequence[Path], now: datetime | None = None, default_tz: str | None = None
+) -> Report:
+    """Read and analyze crontab files (unreadable files are usage errors)."""
+    from datetime import UTC
+
+    from migrate_cron.analysis.report import analyze
+    from migrate_cron.migration.generation import host_timezone, read_crontab
+
+    files = [read_crontab(Path(p)) for p in paths]
+    return analyze(
+        files, now=now or datetime.now(UTC), default_tz=default_tz or host_timezone()
+    )
+
+
+def plan_rows(report: Report) -> list[PlanRow]:
+    text = {
+        (line.file, line.number): line.text for f in report.files for line in f.lines
+    }
+    rows = []
+    for item in report.plan:
+        step, title = STEPS.get(str(item.category), (4, str(item.category)))
+        rows.append(
+            PlanRow(
+                order=item.order,
+                step=step,
+                title=title,
+                file=item.file,
+                line=item.line,
+                host=item.host,
+                text=text.get((item.file, item.line), ""),
+                name=item.name,
+                schedule=item.schedule,
+                reasons=item.reasons,
+                recommendation=item.recommendation,
+                policy=item.policy,
+            )
+        )
+    return rows
+
+
+def plan_files(paths: Sequence[Path]) -> list[PlanRow]:
+    return plan_rows(analyze_files(paths))

@@ -1,0 +1,358 @@
+"""``verify NAME``: is the switch of one crontab line safe, before and after it is made?
+
+Three checks, each ``ok``, ``fail``, ``waiting`` (nothing could have happened yet) or
+``skipped`` (does not apply in this mode):
+
+1. **slots** — the minutes cron fires the original line (its schedule in its zone: CRON_TZ or
+   the host's) and the slots migrate-cron produces (the registry's schedule and timezone) over
+   the next N days are the same; every difference is listed. In enqueue mode this also checks
+   that the switched line is still in the crontab, with the original schedule.
+2. **dual execution** — no other crontab line still runs the job's command directly, and no
+   other registry job runs the same command from the queue.
+3. **queue** — since the switch, the job ran successfully in the queue: counts, last success,
+   last error. A failed run on the shelf fails the check; so does a slot that came and went
+   with no success.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from migrate_cron.errors import MigrateCronError
+from migrate_cron.migration.crontab_file import CrontabText
+from migrate_cron.migration.registry_writer import source_path
+from migrate_cron.registry import JobSpec, Registry
+
+if TYPE_CHECKING:
+    from migrate_cron.crontab.entry import CrontabFile, CrontabLine
+    from migrate_cron.store.models import KindHistory
+
+OK, FAIL, WAITING, SKIPPED = "ok", "fail", "waiting", "skipped"
+MAX_LISTED = 10
+
+
+@dataclass(frozen=True)
+class Check:
+    key: str
+    title: str
+    status: str
+    summary: str
+    details: tuple[str, ...] = ()
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class VerifyReport:
+    name: str
+    mode: str
+    checks: tuple[Check, ...]
+
+    @property
+    def ok(self) -> bool:
+        return all(c.status != FAIL for c in self.checks)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "job": self.name,
+            "mode": self.mode,
+            "ok": self.ok,
+            "checks": [asdict(c) for c in self.checks],
+        }
+
+
+def verify_job(
+    registry: Registry,
+    spec: JobSpec,
+    *,
+    files: Sequence[Path] | None,
+    days: int,
+    now: datetime,
+    history: Callable[[datetime], KindHistory],
+    read: Callable[[Path, bytes | None], CrontabFile] | None = None,
+    host_zone: str | None = None,
+) -> VerifyReport:
+    """Run the three checks; ``history(since)`` reads the queue (may raise)."""
+    from migrate_cron.migration.generation import host_timezone, read_crontab
+
+    read = read or read_crontab
+    zone = host_zone or host_timezone()
+    base = Path(registry.path).resolve().parent
+    own = _own_file(spec, base)
+    checks = [
+        _slots(spec, own, read, zone, now, days),
+        _dual(registry, spec, [*(files or ()), *([own] if own and not files else [])], read),
+        _queue(spec, now, history),
+    ]
+    return VerifyReport(spec.name, spec.mode, tuple(checks))
+
+
+# ------------------------------------------------------------------------ slots
+def _slots(
+    spec: JobSpec,
+    path: Path | None,
+    read: Callable[[Path, bytes | None], CrontabFile],
+    zone: str,
+    now: datetime,
+    days: int,
+) -> Check:
+    title = f"same slots as cron (next {days} days)"
+    if spec.source is None or not spec.schedule:
+        return Check("slots", title, SKIPPED, "the job has no crontab line or no schedule")
+    from migrate_cron.crontab.schedule import Schedule, ScheduleError
+
+    details: list[str] = []
+    line = _original_line(spec, path, read, details)
+    if line is None:
+        return Check("slots", title, FAIL, details[0] if details else "line not found",
+                     tuple(details[1:]))
+    cron_zone = line.timezone or zone
+    try:
+        cron = Schedule.parse(line.schedule or "", cron_zone)
+        ours = Schedule.parse(spec.schedule, spec.timezone)
+    except ScheduleError as exc:
+        return Check("slots", title, FAIL, f"cannot compare: {exc}")
+    end = now + timedelta(days=days)
+    fired = list(cron.iter_between(now, end))
+    produced = _produced(spec.mode, fired, ours, now, end)
+    missing = sorted(set(fired) - set(produced))
+    extra = sorted(set(produced) - set(fired))
+    data = {
+        "cron": {"schedule": line.schedule, "timezone": cron_zone, "slots": len(fired)},
+        "migrate_cron": {"schedule": spec.schedule, "timezone": spec.timezone,
+                         "slots": len(set(produced))},
+        "missing": missing[:MAX_LISTED],
+        "extra": extra[:MAX_LISTED],
+    }
+    if not missing and not extra:
+        summary = (
+            f"identical: {len(fired)} slots ({line.schedule!r} in {cron_zone} = "
+            f"{spec.schedule!r} in {spec.timezone})"
+        )
+        return Check("slots", title, OK, summary, tuple(details), data)
+    for t in missing[:MAX_LISTED]:
+        details.append(f"cron fires at {_fmt(t, cron_zone)}, migrate-cron has no such slot")
+    for t in extra[:MAX_LISTED]:
+        details.append(f"migrate-cron has a slot at {_fmt(t, spec.timezone)}, cron does not fire")
+    details.append(
+        "fix the registry's schedule/timezone to match the crontab (or the crontab's CRON_TZ), "
+        "then verify again"
+    )
+    summary = (
+        f"{len(missing)} cron slot(s) missing and {len(extra)} extra: cron {line.schedule!r} "
+        f"in {cron_zone}, registry {spec.schedule!r} in {spec.timezone}"
+    )
+    return Check("slots", title, FAIL, summary, tuple(details), data)
+
+
+def _produced(
+    mode: str, fired: list[datetime], ours: Any, now: datetime, end: datetime
+) -> list[datetime]:
+    """The slots migrate-cron records: in enqueue mode cron's fire times mapped by
+    ``--slot auto`` (the registry's latest slot at or before the fire time); otherwise the
+    registry's own slots (what the scheduler will enqueue)."""
+    if mode == "enqueue":
+        out = []
+        for t in fired:
+            slot = ours.latest_at_or_before(t)
+            if slot is not None:
+                out.append(slot)
+        return out
+    return list(ours.iter_between(now, end))
+
+
+def _original_line(
+    spec: JobSpec,
+    path: Path | None,
+    read: Callable[[Path, bytes | None], CrontabFile],
+    details: list[str],
+) -> CrontabLine | None:
+    """The job's original line parsed in its file's context (env lines, CRON_TZ above it):
+    the current file with the switched line put back, as cron read it before the switch."""
+    assert spec.source is not None
+    src = spec.source
+    if path is None or not path.exists():
+        details.append(f"the crontab {path or src.file} does not exist")
+        return None
+    text = CrontabText.read(path)
+    expected = spec.migration.line if spec.migration else src.text
+    found = [n for n in text.find(expected)]
+    number = src.line if src.line in found else (found[0] if len(found) == 1 else None)
+    if number is None:
+        if spec.mode == "enqueue":
+            details.append(f"the switched line of {spec.name} is not in {path}")
+            details.append(f"expected: {expected}")
+            details.append("cron no longer enqueues it: restore the line or roll back")
+        else:
+            details.append(f"line {src.line} of {path} is not the registry's line any more")
+            details.append(f"registry: {src.text}")
+            details.append(f"file:     {text.line(src.line)}")
+        return None
+    if spec.mode == "enqueue" and not text.lines[number - 1].startswith(_schedule_part(src)):
+        details.append("the switched line's schedule differs from the original line")
+    restored = text.replace(number, src.text)
+    parsed = read(path, restored.render())
+    line = next((ln for ln in parsed.lines if ln.number == number), None)
+    if line is None or line.schedule is None:
+        details.append(f"line {number} of {path} is not a cron job line")
+        return None
+    return line
+
+
+def _schedule_part(src: Any) -> str:
+    from migrate_cron.migration.rewrite import command_start
+
+    return str(src.text[: command_start(src.text, src.user is not None)])
+
+
+# ------------------------------------------------------------------------ dual execution
+def _dual(
+    registry: Registry,
+    spec: JobSpec,
+    files: Iterable[Path],
+    read: Callable[[Path, bytes | None], CrontabFile],
+) -> Check:
+    title = "no dual execution"
+    if not spec.command:
+        return Check("dual", title, SKIPPED, "a handler job has no command to compare")
+    want = _norm(spec.command)
+    own_text = spec.source.text if spec.source else None
+    problems: list[str] = []
+    notes: list[str] = []
+    seen: set[Path] = set()
+    for path in files:
+        resolved = path.resolve()
+        if resolved in seen:
+            continue
+        seen.add(resolved)
+        if not path.exists():
+            problems.append(f"{path}: no such file")
+            continue
+        for line in read(path, None).jobs:
+            direct = _norm(line.shell_command or "") == want
+            own = spec.mode == "cron" and line.text == own_text
+            if direct and not own:
+                problems.append(f"{path}:{line.number} still runs the command: {line.text}")
+            elif not own and _enqueues(line, spec.name) and not _is_switched(spec, line):
+                notes.append(f"{path}:{line.number} also enqueues {spec.name} (deduplicated "
+                             "per slot, but remove one)")
+    for other in registry:
+        if other.name != spec.name and other.command and _norm(other.command) == want:
+            if other.mode != "cron" or spec.mode != "cron":
+                problems.append(
+                    f"registry job {other.name} (mode {other.mode}) runs the same command"
+                )
+    if problems:
+        problems.append("comment out or remove the other line (or job), then verify again")
+        return Check("dual", title, FAIL, f"{len(problems) - 1} other place(s) run the command",
+                     tuple(problems + notes))
+    where = ", ".join(str(p) for p in seen) or "no crontab given"
+    return Check("dual", title, OK, f"no other line runs the command ({where})", tuple(notes))
+
+
+def _norm(command: str) -> str:
+    return " ".join(command.split())
+
+
+def _enqueues(line: CrontabLine, name: str) -> bool:
+    import shlex
+
+    try:
+        words = shlex.split(line.shell_command or "")
+    except ValueError:
+        return False
+    return (
+        len(words) >= 3
+        and words[0].endswith("migrate-cron")
+        and words[1] == "enqueue"
+        and words[2] == name
+    )
+
+
+def _is_switched(spec: JobSpec, line: CrontabLine) -> bool:
+    return spec.migration is not None and line.text == spec.migration.line
+
+
+# ------------------------------------------------------------------------ queue
+def _queue(spec: JobSpec, now: datetime, history: Callable[[datetime], KindHistory]) -> Check:
+    title = "runs in the queue since the switch"
+    if spec.mode == "cron" or spec.migration is None:
+        return Check("queue", title, SKIPPED, "not switched yet: cron still runs it")
+    since = spec.migration.switched_at
+    try:
+        h = history(since)
+    except MigrateCronError as exc:
+        return Check("queue", title, FAIL, f"cannot read the queue: {exc}")
+    data = {
+        "since": since,
+        "done": h.done,
+        "failed": h.failed,
+        "open": h.open,
+        "running": h.running,
+        "cancelled": h.cancelled,
+        "retried": h.retried,
+        "last_success": h.last_success,
+        "last_error": h.last_error,
+    }
+    counts = (
+        f"{h.done} done, {h.failed} failed, {h.open} open, {h.running} running"
+        + (f", {h.retried} needed retries" if h.retried else "")
+    )
+    details: list[str] = []
+    if h.last_success:
+        details.append(f"last success: {h.last_success.isoformat(timespec='seconds')}")
+    if h.last_error:
+        first = h.last_error.strip().splitlines()[-1] if h.last_error.strip() else ""
+        details.append(f"last error (job {h.last_error_job}): {first[:300]}")
+    if h.failed:
+        details.append(
+            f"failed runs wait on the shelf: `migrate-cron jobs list --kind {spec.name} "
+            "--state failed`, fix the cause, then `migrate-cron jobs retry --kind "
+            f"{spec.name}`"
+        )
+        return Check("queue", title, FAIL, counts, tuple(details), data)
+    if h.done:
+        return Check("queue", title, OK, counts, tuple(details), data)
+    due = _first_slot_after(spec, since)
+    if due is None or due > now:
+        when = due.isoformat(timespec="minutes") if due else "unknown"
+        details.append(f"no slot since the switch yet; the first is at {when}: verify again "
+                       "after it")
+        return Check("queue", title, WAITING, counts, tuple(details), data)
+    if h.total:
+        details.append("enqueued but not done yet: is a worker running? (`migrate-cron worker`)")
+    else:
+        details.append(
+            f"a slot was due at {due.isoformat(timespec='minutes')} but nothing was enqueued: "
+            "is the switched crontab installed, and does cron run it? (look at cron's log "
+            "and mail)"
+        )
+    return Check("queue", title, FAIL, counts, tuple(details), data)
+
+
+def _first_slot_after(spec: JobSpec, since: datetime) -> datetime | None:
+    if not spec.schedule:
+        return None
+    from migrate_cron.crontab.schedule import Schedule, ScheduleError
+
+    try:
+        return Schedule.parse(spec.schedule, spec.timezone).next_after(since)
+    except ScheduleError:
+        return None
+
+
+def _own_file(spec: JobSpec, base: Path) -> Path | None:
+    if spec.migration is not None:
+        return source_path(spec.migration.crontab, base)
+    if spec.source is not None:
+        return source_path(spec.source.file, base)
+    return None
+
+
+def _fmt(t: datetime, tz: str) -> str:
+    from zoneinfo import ZoneInfo
+
+    return t.astimezone(ZoneInfo(tz)).isoformat(timespec="minutes") + f" ({tz})"
