@@ -140,20 +140,22 @@ def worker_cmd(url: str, *args: str) -> list[str]:
 
 
 def run_workers(cmds: list[list[str]], cwd: Path, timeout: float = 600) -> None:
-    procs = []
+    procs = [spawn(cmd, cwd, f"worker-{i}.log") for i, cmd in enumerate(cmds)]
     try:
-        for i, cmd in enumerate(cmds):
-            log = open(cwd / f"worker-{i}.log", "w")  # noqa: SIM115 - closed below
-            procs.append((subprocess.Popen(cmd, cwd=cwd, stderr=log, start_new_session=True), log))
-        for proc, _ in procs:
+        for proc in procs:
             if proc.wait(timeout) != 0:
                 raise SystemExit(f"worker exited {proc.returncode}; see {cwd}")
     finally:
-        for proc, log in procs:
+        for proc in procs:
             if proc.poll() is None:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
-            log.close()
+
+
+def spawn(cmd: list[str], work: Path, log_name: str) -> subprocess.Popen[bytes]:
+    """Start a long-running worker in its own session; stderr to ``work/log_name``."""
+    with open(work / log_name, "w") as log:
+        return subprocess.Popen(cmd, cwd=work, stderr=log, start_new_session=True)
 
 
 def rss_kib(pid: int) -> int:
@@ -204,11 +206,10 @@ def bench_noop(backend: str, jobs: int, processes: int, work: Path) -> float:
 def bench_latency(samples: int, work: Path) -> dict[str, float]:
     with database("postgresql") as url:
         store = fresh_store(url)
-        proc = subprocess.Popen(
+        proc = spawn(
             worker_cmd(url, "--import", "bench_worker_jobs", "--poll", "30", "--concurrency", "1"),
-            cwd=work,
-            stderr=open(work / "latency.log", "w"),
-            start_new_session=True,  # noqa: SIM115
+            work,
+            "latency.log",
         )
         try:
             wait_until(lambda: "worker-start" in (work / "latency.log").read_text(), 30, "start")
@@ -238,13 +239,13 @@ def bench_latency(samples: int, work: Path) -> dict[str, float]:
             store.dispose()
 
 
-def bare_spawn_rate(n: int, threads: int) -> float:
-    """``sh -c true`` as fast as Python can start it (same Popen options as the runner)."""
+def bare_spawn_rate(n: int, threads: int, command: str) -> float:
+    """``sh -c COMMAND`` as fast as Python can start it (the runner's Popen options)."""
 
     def spawn(count: int) -> None:
         for _ in range(count):
             p = subprocess.Popen(
-                ["/bin/sh", "-c", "true"],
+                ["/bin/sh", "-c", command],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -281,13 +282,12 @@ def bench_rss(total: int, work: Path) -> dict[str, int]:
     marks = {0: 0, total // 2: 0, total: 0}
     with database("postgresql") as url:
         store = fresh_store(url)
-        proc = subprocess.Popen(
+        proc = spawn(
             worker_cmd(
                 url, "--import", "bench_worker_jobs", "--concurrency", "1", "--batch", "100"
             ),
-            cwd=work,
-            stderr=open(work / "rss.log", "w"),
-            start_new_session=True,  # noqa: SIM115
+            work,
+            "rss.log",
         )
         try:
             wait_until(lambda: "worker-start" in (work / "rss.log").read_text(), 30, "start")
@@ -358,14 +358,15 @@ def write_section(r: dict[str, Any], args: argparse.Namespace) -> str:
         c = r["command"]
         lines += [
             f"`/bin/true` as a registry command on PostgreSQL ({args.command_jobs:,} jobs, "
-            "`--once`), next to Python starting `sh -c true` with the same Popen options and "
-            "nothing else:",
+            "`--once --concurrency N`, default batch = N), next to Python starting the shell "
+            "with the runner's Popen options and nothing else (`true` is a shell builtin; "
+            "`/bin/true` is one more exec, as in the worker's job):",
             "",
-            "| threads | worker jobs/s | bare `sh -c true` spawns/s |",
-            "|---:|---:|---:|",
+            "| threads | worker jobs/s | bare `sh -c true` spawns/s | bare `sh -c /bin/true` |",
+            "|---:|---:|---:|---:|",
         ]
-        for threads, (worker, bare) in c.items():
-            lines.append(f"| {threads} | {worker:,.0f} | {bare:,.0f} |")
+        for threads, (worker, bare, bare_exec) in c.items():
+            lines.append(f"| {threads} | {worker:,.0f} | {bare:,.0f} | {bare_exec:,.0f} |")
         lines.append("")
     if "rss" in r:
         marks = r["rss"]
@@ -415,9 +416,14 @@ def main() -> None:
             results["command"] = {}
             for threads in (1, 4):
                 worker = bench_command(args.command_jobs, threads, work)
-                bare = bare_spawn_rate(args.command_jobs, threads)
-                results["command"][threads] = (worker, bare)
-                print(f"command x{threads}: worker {worker:,.0f}/s, bare {bare:,.0f}/s", flush=True)
+                bare = bare_spawn_rate(args.command_jobs, threads, "true")
+                bare_exec = bare_spawn_rate(args.command_jobs, threads, "/bin/true")
+                results["command"][threads] = (worker, bare, bare_exec)
+                print(
+                    f"command x{threads}: worker {worker:,.0f}/s, bare {bare:,.0f}/s, "
+                    f"bare exec {bare_exec:,.0f}/s",
+                    flush=True,
+                )
         if "rss" in only:
             results["rss"] = bench_rss(args.rss_jobs, work)
             print("rss KiB", results["rss"], flush=True)

@@ -180,16 +180,20 @@ def _sentences(job: Job, rules: set[str], handover: tuple[str, ...]) -> tuple[Se
     waits = Sentence(
         *SENTENCES[2],
         waits_true,
-        (f"work for someone waits up to {gap:g} minutes" if waits_true and gap else
-         "no sign that anyone waits for it"),
+        (
+            f"work for someone waits up to {gap:g} minutes"
+            if waits_true and gap
+            else "no sign that anyone waits for it"
+        ),
     )
     swallowed = "errors-swallowed" in rules
     lost_true = bool(handover) or swallowed
     lost = Sentence(
         *SENTENCES[3],
         lost_true,
-        ("hands over: " + ", ".join(handover[:4]) if handover else "") +
-        ("; " if handover and swallowed else "") +
-        ("errors are swallowed" if swallowed else "") or "the next run redoes the same work",
+        ("hands over: " + ", ".join(handover[:4]) if handover else "")
+        + ("; " if handover and swallowed else "")
+        + ("errors are swallowed" if swallowed else "")
+        or "the next run redoes the same work",
     )
     return (idle, overlaps, waits, lost)

@@ -83,8 +83,10 @@ def _strip_wrappers(words: list[str]) -> list[str]:
         while words and words[0].startswith("-"):  # options of the wrapper
             option = words[0]
             words = words[1:]
-            if option in ("-n", "-c", "-w", "-E", "-s", "-k", "-u") and words and (
-                words[0][:1].isdigit() or option in ("-c", "-u")
+            if (
+                option in ("-n", "-c", "-w", "-E", "-s", "-k", "-u")
+                and words
+                and (words[0][:1].isdigit() or option in ("-c", "-u"))
             ):
                 words = words[1:]
         words = words[skip:] if head not in ("sudo", "env") else words

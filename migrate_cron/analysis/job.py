@@ -6,6 +6,7 @@ expression, so a 100,000-line crontab with a few thousand distinct schedules sta
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
@@ -74,7 +75,7 @@ def cadence_of(expr: str) -> Cadence:
     times = [h * 60 + m for h in fields.hours for m in fields.minutes]
     if len(times) < 2:
         return Cadence(per_day, None, 1440.0 / per_day if per_day else float("inf"))
-    gaps = [b - a for a, b in zip(times, times[1:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(times)]
     gaps.append(times[0] + 1440 - times[-1])
     typical = Counter(gaps).most_common(1)[0][0]
     return Cadence(per_day, float(typical), float(min(gaps)))

@@ -116,9 +116,10 @@ def analyze(
     classifications: list[Classification] = []
     all_findings: list[Finding] = list(syntax)
     for index, job in enumerate(jobs):
-        own = syntax_by_line.get((job.host, job.line.file, job.line.number), []) + findings_by_job[
-            index
-        ]
+        own = (
+            syntax_by_line.get((job.host, job.line.file, job.line.number), [])
+            + findings_by_job[index]
+        )
         verdict = classify(job, own)
         classifications.append(verdict)
         all_findings.extend(findings_by_job[index])

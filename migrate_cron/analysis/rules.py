@@ -7,6 +7,7 @@ They are deliberately cheap — substring tests guard every regular expression �
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -25,7 +26,7 @@ ORDERING_WINDOW_MINUTES = 30
 
 
 def every_minutes(gap: float) -> str:
-    """"every minute", "every 5 minutes"."""
+    """ "every minute", "every 5 minutes"."""
     return "every minute" if gap == 1 else f"every {gap:g} minutes"
 
 
@@ -55,7 +56,7 @@ def _lock(job: Job, ctx: Context) -> Hit | None:
     return Hit(f'guards itself with "{match.group()}": runs have overlapped before')
 
 
-_SLEEP = re.compile(r"^\s*sleep\s+(\S+)\s*(?:;|&&)")
+_SLEEP = re.compile(r"^\s*sleep\s+(\$\(\(.*?\)\)|\$\{?random\S*|[^\s;&]+)\s*(?:;|&&)")
 
 
 def _sleep(job: Job, ctx: Context) -> Hit | None:
@@ -79,9 +80,7 @@ def _sleep(job: Job, ctx: Context) -> Hit | None:
     )
 
 
-_DISCARD = re.compile(
-    r"(?:1?>\s*/dev/null\s*2>&1|&>\s*/dev/null|>&\s*/dev/null|2>\s*/dev/null)"
-)
+_DISCARD = re.compile(r"(?:1?>\s*/dev/null\s*2>&1|&>\s*/dev/null|>&\s*/dev/null|2>\s*/dev/null)")
 
 
 def _output(job: Job, ctx: Context) -> Hit | None:
@@ -109,14 +108,26 @@ def _swallow(job: Job, ctx: Context) -> Hit | None:
 
 
 _FRAMEWORKS = (
-    (re.compile(r"artisan\s+schedule:run"), "Laravel's scheduler (artisan schedule:run)",
-     "app/Console/Kernel.php or routes/console.php"),
-    (re.compile(r"bin/console\s+(?:scheduler:|messenger:consume\s+scheduler)"),
-     "the Symfony scheduler (bin/console)", "the #[AsSchedule] providers"),
-    (re.compile(r"\bdrush\b.*\bcron\b"), "Drupal cron (drush cron)",
-     "hook_cron implementations and the Ultimate Cron/queue settings"),
-    (re.compile(r"\bwp\b.*\bcron\b|wp-cron\.php"), "WordPress cron (wp cron)",
-     "the plugins' wp_schedule_event calls"),
+    (
+        re.compile(r"artisan\s+schedule:run"),
+        "Laravel's scheduler (artisan schedule:run)",
+        "app/Console/Kernel.php or routes/console.php",
+    ),
+    (
+        re.compile(r"bin/console\s+(?:scheduler:|messenger:consume\s+scheduler)"),
+        "the Symfony scheduler (bin/console)",
+        "the #[AsSchedule] providers",
+    ),
+    (
+        re.compile(r"\bdrush\b.*\bcron\b"),
+        "Drupal cron (drush cron)",
+        "hook_cron implementations and the Ultimate Cron/queue settings",
+    ),
+    (
+        re.compile(r"\bwp\b.*\bcron\b|wp-cron\.php"),
+        "WordPress cron (wp cron)",
+        "the plugins' wp_schedule_event calls",
+    ),
     (re.compile(r"magento\s+cron:run"), "Magento cron (cron:run)", "the modules' crontab.xml"),
     (re.compile(r"\bcron\.php\b"), "an application's cron.php", "the application's task list"),
 )
@@ -178,15 +189,16 @@ def _http(job: Job, ctx: Context) -> Hit | None:
             return None
         return Hit(
             "calls curl without --max-time: a server that never answers keeps the job running "
-            "forever" + (" (--connect-timeout only bounds connecting)" if "connect-timeout" in
-                         text else ""),
+            "forever"
+            + (" (--connect-timeout only bounds connecting)" if "connect-timeout" in text else ""),
             fix="add --max-time 60 (or let the worker's per-job timeout kill it)",
         )
-    if re.search(r"--timeout\b|--read-timeout\b|(?<![\w-])-t\s*\d|(?<![\w-])-T\s*\d", job.command.text):
+    if re.search(
+        r"--timeout\b|--read-timeout\b|(?<![\w-])-t\s*\d|(?<![\w-])-T\s*\d", job.command.text
+    ):
         return None
     return Hit(
-        "calls wget without --timeout: by default it retries 20 times with 15-minute read "
-        "timeouts",
+        "calls wget without --timeout: by default it retries 20 times with 15-minute read timeouts",
         fix="add --timeout=60 --tries=1 and let the queue's retries handle failures",
     )
 
@@ -233,10 +245,42 @@ def _reboot(job: Job, ctx: Context) -> Hit | None:
 
 
 _HANDOVER_WORDS = (
-    "export", "invoice", "invoices", "payment", "payments", "pay", "payout", "billing", "charge",
-    "mail", "email", "newsletter", "notify", "notification", "notifications", "sms", "webhook",
-    "webhooks", "sync", "upload", "push", "send", "submit", "dispatch", "ftp", "sftp", "scp",
-    "erp", "datev", "edi", "feed", "shipment", "shipping", "orders", "transfer", "api",
+    "export",
+    "invoice",
+    "invoices",
+    "payment",
+    "payments",
+    "pay",
+    "payout",
+    "billing",
+    "charge",
+    "mail",
+    "email",
+    "newsletter",
+    "notify",
+    "notification",
+    "notifications",
+    "sms",
+    "webhook",
+    "webhooks",
+    "sync",
+    "upload",
+    "push",
+    "send",
+    "submit",
+    "dispatch",
+    "ftp",
+    "sftp",
+    "scp",
+    "erp",
+    "datev",
+    "edi",
+    "feed",
+    "shipment",
+    "shipping",
+    "orders",
+    "transfer",
+    "api",
 )
 _HANDOVER = re.compile(r"(?<![a-z])(" + "|".join(_HANDOVER_WORDS) + r")(?![a-z])")
 _REPORTING_MAIL = re.compile(r"\|\s*(mail|mailx|sendmail)\b")
@@ -261,8 +305,10 @@ def handover_words(job: Job) -> tuple[str, ...]:
         word = match.group(1)
         if word not in seen:
             seen.append(word)
-    if seen and all(w in _WEAK_HANDOVER for w in seen) and (
-        "report" in text or job.command.program in _MAILERS
+    if (
+        seen
+        and all(w in _WEAK_HANDOVER for w in seen)
+        and ("report" in text or job.command.program in _MAILERS)
     ):
         return ()
     return tuple(seen)
@@ -403,7 +449,7 @@ def hidden_ordering(jobs: Sequence[Job]) -> list[tuple[Job, Hit]]:
         if len(members) < 2:
             continue
         members.sort(key=lambda item: (item[0], item[1].line.number))
-        for (t0, first), (t1, second) in zip(members, members[1:], strict=False):
+        for (t0, first), (t1, second) in itertools.pairwise(members):
             gap = t1 - t0
             if 0 < gap <= ORDERING_WINDOW_MINUTES:
                 hits.append(
@@ -436,8 +482,13 @@ def duplicates(jobs: Sequence[Job]) -> list[tuple[Job, Hit]]:
         where = ", ".join(hosts[:5]) + (f" and {len(hosts) - 5} more" if len(hosts) > 5 else "")
         for job in members:
             hits.append(
-                (job, Hit(f"the same line runs on {len(hosts)} hosts/files ({where}): each slot "
-                          f"runs {len(members)} times"))
+                (
+                    job,
+                    Hit(
+                        f"the same line runs on {len(hosts)} hosts/files ({where}): each slot "
+                        f"runs {len(members)} times"
+                    ),
+                )
             )
     return hits
 
@@ -470,8 +521,11 @@ def too_long(jobs: Sequence[Job], durations: Mapping[str, float]) -> list[tuple[
 def duration_of(job: Job, durations: Mapping[str, float]) -> float | None:
     """Match a durations row to a job: its name, ``file:line``, ``host:file:line``, or a
     distinctive word (4+ characters) of its command."""
-    for key in (job.name, f"{job.line.file}:{job.line.number}", f"{job.host}:{job.line.file}:"
-                f"{job.line.number}"):
+    for key in (
+        job.name,
+        f"{job.line.file}:{job.line.number}",
+        f"{job.host}:{job.line.file}:{job.line.number}",
+    ):
         if key in durations:
             return durations[key]
     for key, seconds in durations.items():
@@ -535,9 +589,7 @@ def _quartz_fix(line: CrontabLine) -> str | None:
     note = ""
     if re.search(r"[0-9]", tokens[5]):
         note = "; Quartz numbers weekdays 1=Sunday…7=Saturday, cron 0=Sunday: check that field"
-    return (
-        f'drop the seconds field: "{suggestion}"{note} (check it with migrate-cron explain)'
-    )
+    return f'drop the seconds field: "{suggestion}"{note} (check it with migrate-cron explain)'
 
 
 def _cron_field(text: str, spec: FieldSpec) -> str:
@@ -554,6 +606,7 @@ def _cron_field(text: str, spec: FieldSpec) -> str:
 
 
 # -- helpers -------------------------------------------------------------------------------
+
 
 def _day_matches(fields: CronFields, day: date) -> bool:
     if day.month not in fields.months:

@@ -9,6 +9,7 @@ reaches ``--fail-on``; 2 for usage errors and unreadable files.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import json
 import os
@@ -58,7 +59,9 @@ def register(app: typer.Typer) -> None:
 
 NowOption = Annotated[
     str | None,
-    typer.Option("--now", help="Compute next runs after this ISO time (default: now).", metavar="ISO"),
+    typer.Option(
+        "--now", help="Compute next runs after this ISO time (default: now).", metavar="ISO"
+    ),
 ]
 NextOption = Annotated[
     int, typer.Option("--next", min=0, max=1000, help="How many next runs to show per job.")
@@ -289,17 +292,17 @@ def parse_now(value: str | None) -> datetime:
     try:
         parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
-        raise UsageError(f"--now {value!r} is not an ISO time (e.g. 2026-03-01T12:00:00Z)") from None
+        raise UsageError(
+            f"--now {value!r} is not an ISO time (e.g. 2026-03-01T12:00:00Z)"
+        ) from None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
 
 
 def host_timezone() -> str:
     """The zone cron uses on this host: $TZ, /etc/timezone, the /etc/localtime link, or UTC."""
     candidates = [os.environ.get("TZ", "").lstrip(":")]
-    try:
+    with contextlib.suppress(OSError):
         candidates.append(Path("/etc/timezone").read_text().strip())
-    except OSError:
-        pass
     try:
         target = os.readlink("/etc/localtime")
         if "zoneinfo/" in target:
@@ -412,7 +415,9 @@ def render_terminal(report: Report) -> None:
                     findings.append("\n")
                 findings.append(f.rule, style=_SEVERITY_STYLE[str(f.severity)])
             verdict = r.classification
-            action = Text(str(verdict.recommendation), style=_ACTION_STYLE[str(verdict.recommendation)])
+            action = Text(
+                str(verdict.recommendation), style=_ACTION_STYLE[str(verdict.recommendation)]
+            )
             action.append(f"\nmissed: {verdict.policy}", style="dim")
             if verdict.should_move:
                 action.append(f"\n{verdict.true_sentences}/4 sentences", style="bold")
@@ -510,9 +515,13 @@ def render_markdown(report: Report) -> str:
     )
     out.append("")
     for crontab in report.files:
-        jobs = [r for r in report.jobs if (r.job.host, r.job.line.file) == (crontab.host, crontab.path)]
+        jobs = [
+            r for r in report.jobs if (r.job.host, r.job.line.file) == (crontab.host, crontab.path)
+        ]
         out += [f"## `{crontab.label}`", "", f"_{crontab.format_reason}_", ""]
-        out.append("| Line | Schedule | Runs/day | Next run | Command | Findings | Recommendation |")
+        out.append(
+            "| Line | Schedule | Runs/day | Next run | Command | Findings | Recommendation |"
+        )
         out.append("|---:|---|---:|---|---|---|---|")
         for r in jobs:
             line = r.job.line

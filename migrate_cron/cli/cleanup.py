@@ -45,20 +45,21 @@ def cleanup(
 ) -> None:
     """Delete old finished jobs in short chunks.
 
-    Done jobs older than --done-older-than, failed and cancelled jobs older than
-    --failed-older-than, and scheduled_runs rows older than --done-older-than except the newest
-    one per job (the missed-run policies need it).
+    Done jobs older than --done-older-than, failed and cancelled jobs older
+    than --failed-older-than, and scheduled_runs rows older than
+    --done-older-than except the newest one per job (the missed-run policies
+    need it). Each chunk is its own short transaction.
     """
-    from migrate_cron.cli.common import open_store, print_json, stderr_console
+    from migrate_cron.cli.common import open_store, print_json
 
     done_age = _age(done_older_than, "--done-older-than")
     failed_age = _age(failed_older_than, "--failed-older-than")
-    console = stderr_console()
-    progress = console.is_terminal and sys.stdout.isatty() and not as_json
+    progress = sys.stderr.isatty() and sys.stdout.isatty() and not as_json
 
     def on_progress(what: str, n: int) -> None:
         if progress:
-            console.print(f"\rdeleting {what}: {n}", end="", highlight=False)
+            sys.stderr.write(f"\r\x1b[2Kdeleting {what}: {n}")
+            sys.stderr.flush()
 
     store = open_store(database_url, table_prefix)
     try:
@@ -71,7 +72,7 @@ def cleanup(
     finally:
         store.dispose()
         if progress:
-            console.print()
+            sys.stderr.write("\r\x1b[2K")
     if as_json:
         print_json(
             {

@@ -168,3 +168,9 @@ def _write(
             "\nPaste this into your env.py so autogenerate never proposes to drop these "
             f"tables:\n\n{snippet}"
         )
+
+
+# `generate registry` lives with the other migration commands (migrate_cron/cli/migrate.py).
+from migrate_cron.cli.migrate import generate_registry  # noqa: E402
+
+generate_app.command("registry")(generate_registry)

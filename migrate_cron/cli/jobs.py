@@ -178,8 +178,9 @@ def cancel(
 ) -> None:
     """Cancel open, running or failed jobs.
 
-    A worker never runs a cancelled job; a running one's result is ignored (its process is not
-    killed). Cancelling a failed job acknowledges it: it no longer counts as failed.
+    A worker never runs a cancelled job; a running one's result is ignored
+    (its process is not killed). Cancelling a failed job acknowledges it: it
+    no longer counts as failed.
     """
     from migrate_cron.cli.common import info
 

@@ -52,6 +52,7 @@ def _register() -> None:
     __import__("migrate_cron.cli.enqueue", fromlist=["register"]).register(app)
     __import__("migrate_cron.cli.scheduler", fromlist=["register"]).register(app)  # +simulate
     __import__("migrate_cron.cli.analyze", fromlist=["register"]).register(app)  # +explain
+    __import__("migrate_cron.cli.migrate", fromlist=["register"]).register(app)  # +plan, rollback…
 
 
 _register()

@@ -32,8 +32,9 @@ def metrics(
 ) -> None:
     """Serve Prometheus metrics computed from the queue at scrape time.
 
-    Per kind: oldest ready age, failed jobs, duration quantiles, jobs per state; per scheduled
-    job: scheduling lag and next slot. Runs until Ctrl-C or SIGTERM.
+    Per kind: oldest ready age, failed jobs, duration quantiles, jobs per
+    state; per scheduled job: scheduling lag and next slot. Runs until Ctrl-C
+    or SIGTERM.
     """
     import signal
     import threading

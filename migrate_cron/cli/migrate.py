@@ -25,6 +25,11 @@ class ToMode(StrEnum):
 
 
 def register(app: typer.Typer) -> None:
+    """The migration journey: plan, migrate, rollback, verify, migrations (and, through
+    ``cli/generate.py``, ``generate registry``)."""
+    from migrate_cron.cli import plan
+
+    plan.register(app)
     app.command("migrate")(migrate)
     app.command("rollback")(rollback)
     app.command("verify")(verify)
@@ -40,9 +45,7 @@ CrontabOption = Annotated[
         show_default=False,
     ),
 ]
-DryRun = Annotated[
-    bool, typer.Option("--dry-run", help="Show the diff; change nothing on disk.")
-]
+DryRun = Annotated[bool, typer.Option("--dry-run", help="Show the diff; change nothing on disk.")]
 
 
 def migrate(
@@ -98,10 +101,12 @@ def migrate(
     """
     from migrate_cron.clock import SystemClock
     from migrate_cron.migration import switch
+    from migrate_cron.registry import load_registry
 
     registry_path = Path(registry)
+    spec = load_registry(registry_path).get(name)  # unknown names fail before anything else
     target = _target(registry_path, executable, database_url, table_prefix, url_from_env)
-    if not dry_run:
+    if not dry_run and spec.mode != to.value:
         _check_database(database_url, table_prefix, name, to.value)
     try:
         result = switch.migrate(
@@ -229,6 +234,102 @@ def migrations(
     _print_progress(rows)
 
 
+def generate_registry(
+    crontabs: Annotated[
+        list[Path],
+        typer.Argument(help="Crontab files (user or system format).", show_default=False),
+    ],
+    output: Annotated[
+        Path,
+        typer.Option("--output", "-o", envvar="MIGRATE_CRON_REGISTRY", help="The registry file."),
+    ] = Path(DEFAULT_REGISTRY),
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="Take lines edited since the last run (names are kept)."),
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show the registry diff; write nothing.")
+    ] = False,
+    tz: Annotated[
+        str | None,
+        typer.Option(
+            "--tz",
+            help="Timezone cron runs in for files without CRON_TZ (default: this host's).",
+            metavar="ZONE",
+        ),
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """One registry entry per crontab line, merged into migrate-cron.toml.
+
+    Each entry gets a readable unique name (kept on every re-run), the schedule, timezone,
+    command, shell, env lines, %-stdin, a suggested missed-run policy, mode = "cron" and the
+    line itself (for rollback). Existing entries are never overwritten without --force, and
+    names never change. Exit 1 when lines changed since the last run (re-run with --force).
+    """
+    import difflib
+    import sys
+
+    from migrate_cron.migration.generation import generate_registry as generate
+    from migrate_cron.migration.registry_writer import CHANGED, GONE, NEW, UPDATED
+
+    if tz is not None:
+        from migrate_cron.cli.plan import _check_zone
+
+        _check_zone(tz)
+    result = generate(crontabs, output, force=force, dry_run=dry_run, timezone=tz)
+    if as_json:
+        from dataclasses import asdict
+
+        from migrate_cron.cli.common import print_json
+
+        print_json(
+            {
+                "registry": result.registry,
+                "written": result.written,
+                "jobs": [asdict(a) for a in result.actions],
+                "skipped": [asdict(s) for s in result.skipped],
+            }
+        )
+    elif dry_run:
+        sys.stdout.writelines(
+            difflib.unified_diff(
+                result.before.splitlines(keepends=True),
+                result.after.splitlines(keepends=True),
+                f"{output} (before)",
+                f"{output} (after)",
+            )
+        )
+    else:
+        typer.echo(str(output))
+    colors = {NEW: "green", CHANGED: "red", UPDATED: "yellow", GONE: "yellow"}
+    for a in result.actions:
+        color = colors.get(a.status)
+        status = f"[{color}]{a.status:8}[/{color}]" if color else f"{a.status:8}"
+        info(f"{status} {a.name:24} {a.file}:{a.line}" + (f"  {a.detail}" if a.detail else ""))
+        if a.status in (CHANGED, UPDATED):
+            info(f"           registry: {a.old_text}\n           file:     {a.new_text}")
+    for s in result.skipped:
+        info(f"skipped  {s.file}:{s.line}  {s.reason}")
+    counts = {k: sum(1 for a in result.actions if a.status == k) for k in (NEW, CHANGED)}
+    if dry_run:
+        info("dry run: nothing written")
+    elif result.written:
+        info(
+            f"wrote {output}: {counts[NEW]} new job(s); check the names and policies, then "
+            "`migrate-cron plan` and `migrate-cron migrate NAME`"
+        )
+    else:
+        info(f"{output} is up to date")
+    if result.conflicts:
+        info(
+            f"[red]{len(result.conflicts)} line(s) changed since the registry was generated "
+            "and were left as they were[/red]: check them, then re-run with --force to take "
+            "the new lines (names are kept)"
+        )
+        raise typer.Exit(1)
+
+
 # ------------------------------------------------------------------------ helpers
 def _target(
     registry: Path, executable: str | None, url: str, prefix: str, url_from_env: bool
@@ -335,8 +436,10 @@ def _print_result(result: SwitchResult, as_json: bool) -> None:
 def _explain_migrate(result: SwitchResult, registry: Path, dry_run: bool) -> None:
     name = result.name
     if dry_run:
-        info(f"dry run: nothing changed. Without --dry-run, line {result.line} of "
-             f"{result.crontab} becomes the line above and {name} gets mode {result.mode}")
+        info(
+            f"dry run: nothing changed. Without --dry-run, line {result.line} of "
+            f"{result.crontab} becomes the line above and {name} gets mode {result.mode}"
+        )
         return
     if result.mode == "enqueue":
         info(
@@ -412,27 +515,44 @@ def _histories(url: str, prefix: str, names):  # type: ignore[no-untyped-def]
         store.dispose()
 
 
-def _print_verify(report) -> None:  # type: ignore[no-untyped-def]
+def _console():  # type: ignore[no-untyped-def]
+    import sys
+
     from rich.console import Console
 
-    console = Console()
-    console.print(f"[bold]{report.name}[/bold] (mode {report.mode})", highlight=False)
+    return Console() if sys.stdout.isatty() else Console(width=160)
+
+
+def _print_verify(report) -> None:  # type: ignore[no-untyped-def]
+    from rich.markup import escape
+
+    console = _console()
+    verdict = "[green]ok[/green]" if report.ok else "[red]a check failed[/red]"
+    console.print(f"[bold]{escape(report.name)}[/bold] (mode {report.mode}): {verdict}")
     for check in report.checks:
-        mark = {"ok": "[green]ok[/green]", "fail": "[red]FAIL[/red]"}.get(
-            check.status, f"[yellow]{check.status}[/yellow]"
+        mark = {"ok": "[green]ok[/green]     ", "fail": "[red]FAIL[/red]   "}.get(
+            check.status, f"[yellow]{check.status:7}[/yellow]"
         )
-        console.print(f"  {mark}  {check.title}: {check.summary}", highlight=False)
+        console.print(f"  {mark} {escape(check.title)}: {escape(check.summary)}")
         for line in check.details:
-            console.print(f"        {line}", highlight=False)
+            console.print(f"           {escape(line)}")
 
 
 def _print_progress(rows) -> None:  # type: ignore[no-untyped-def]
-    from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
-    table = Table(box=None, pad_edge=False)
-    for col in ("job", "mode", "line", "last run", "runs", "next step"):
-        table.add_column(col, overflow="fold")
+    table = Table(box=None, pad_edge=False, padding=(0, 2, 0, 0), header_style="bold")
+    for col in ("job", "mode", "line", "last success", "runs since switch"):
+        table.add_column(col, no_wrap=True)
+    table.add_column("next step", overflow="fold")
     for r in rows:
-        table.add_row(r.name, r.mode, r.where, r.last_run_text, r.runs_text, r.next_step)
-    Console().print(table)
+        table.add_row(
+            escape(r.name),
+            r.mode,
+            escape(r.where),
+            r.last_run_text,
+            r.runs_text,
+            escape(r.next_step),
+        )
+    _console().print(table)

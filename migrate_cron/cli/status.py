@@ -74,9 +74,10 @@ def status(
 ) -> None:
     """Queue numbers per kind; --check for probes, --watch for a live view.
 
-    Per kind: ready / scheduled / running / done (in the window) / failed counts, the age of
-    the oldest ready job, run-time p50/p95/max over the window, last success and failure. For
-    scheduled jobs: the last and next slot and how late the last run started (lag).
+    Per kind: ready / scheduled / running / done (in the window) / failed
+    counts, the age of the oldest ready job, run-time p50/p95/max over the
+    window, last success and failure. For scheduled jobs: the last and next
+    slot and how late the last run started (lag).
     """
     from migrate_cron.errors import UsageError
     from migrate_cron.ops.durations import parse_duration

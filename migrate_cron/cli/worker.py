@@ -94,7 +94,9 @@ def worker(
     )
     _import_modules(imports or [])
     reg = _load_registry(registry, bool(imports))
-    catalog = Catalog.build(reg, kind_list or None)
+    catalog = Catalog.build(
+        reg, kind_list or None, output_cap=settings.output_cap, kill_grace=settings.kill_grace
+    )
     store = open_store(database_url, table_prefix)
     w = Worker(store, catalog, settings, log=WorkerLog(json_lines=json_logs))
 

@@ -50,8 +50,27 @@ _FIVE = re.compile(
 _MACRO = re.compile(r"(@[^ \t]*)(?:[ \t]+(.*))?\Z", re.S)
 _TOKEN = re.compile(r"[^ \t]+")
 _NAMES = "|".join(
-    ["mon", "tue", "wed", "thu", "fri", "sat", "sun"]
-    + ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+    [
+        "mon",
+        "tue",
+        "wed",
+        "thu",
+        "fri",
+        "sat",
+        "sun",
+        "jan",
+        "feb",
+        "mar",
+        "apr",
+        "may",
+        "jun",
+        "jul",
+        "aug",
+        "sep",
+        "oct",
+        "nov",
+        "dec",
+    ]
 )
 _FIELD_LIKE = re.compile(
     rf"(?:[0-9*?]+[LW]?|L|LW)(?:[-/,#](?:[0-9*?]+[LW]?|{_NAMES}))*|"
@@ -60,8 +79,54 @@ _FIELD_LIKE = re.compile(
 )
 _USER_NAME = re.compile(r"[a-z_][a-z0-9_.-]*\$?")
 _COMMON_USERS = frozenset(
-    "root www-data nobody daemon postgres mysql backup www nginx apache deploy ubuntu admin "
-    "debian mail news redis git jenkins odoo www-user app web ftp http operator".split()
+    [
+        "root",
+        "www-data",
+        "nobody",
+        "daemon",
+        "postgres",
+        "mysql",
+        "backup",
+        "www",
+        "nginx",
+        "apache",
+        "deploy",
+        "ubuntu",
+        "admin",
+        "debian",
+        "mail",
+        "news",
+        "redis",
+        "git",
+        "jenkins",
+        "odoo",
+        "www-user",
+        "app",
+        "web",
+        "ftp",
+        "http",
+        "operator",
+    ]
+)
+#: Accounts that are also common command names: never taken as proof of a user field.
+_AMBIGUOUS_USERS = frozenset(
+    [
+        "mail",
+        "news",
+        "sync",
+        "backup",
+        "man",
+        "lp",
+        "games",
+        "list",
+        "proxy",
+        "irc",
+        "uucp",
+        "bin",
+        "sys",
+        "shutdown",
+        "halt",
+    ]
 )
 _SYSTEM_PATHS = ("/etc/crontab",)
 _SYSTEM_DIRS = ("/etc/cron.d/",)
@@ -261,24 +326,22 @@ def _job_line(
                 raw,
                 number,
                 path,
-                Problem("bad-macro", f'unknown macro "{expr}" (cron knows {known})', column=start + 1),
+                Problem(
+                    "bad-macro", f'unknown macro "{expr}" (cron knows {known})', column=start + 1
+                ),
             )
         rest_column = start + match.start(2) + 1 if match.group(2) is not None else len(text) + 1
     else:
         match = _FIVE.match(body)
         if match is None:
-            count = len(_TOKEN.findall(body))
-            return _invalid(
-                raw,
-                number,
-                path,
-                Problem(
-                    "too-few-fields",
-                    f"{count} field{'s' if count != 1 else ''}: a job needs 5 time fields and a "
-                    "command (or an @macro and a command), and this is not a NAME=value line",
-                    column=start + 1,
-                ),
+            words = _TOKEN.findall(body)
+            message = (
+                f"{len(words)} field{'s' if len(words) != 1 else ''}: a job needs 5 time fields "
+                "and a command (or an @macro and a command), and this is not a NAME=value line"
             )
+            if re.fullmatch(r"[A-Za-z]+", words[0]):
+                message += " — this reads like text: is it a comment without # at the start?"
+            return _invalid(raw, number, path, Problem("too-few-fields", message, column=start + 1))
         expr = " ".join(match.group(i) for i in range(1, 6))
         columns = [start + match.start(i) + 1 for i in range(1, 6)]
         rest = match.group(6) or ""
@@ -428,7 +491,7 @@ def _choose_format(path: str, raws: list[str], requested: str) -> tuple[str, str
         if sixth is None:
             continue
         jobs += 1
-        if has_more and _is_user(sixth):
+        if has_more is not None and not has_more.startswith("-") and _is_user(sixth):
             with_user += 1
             if sixth not in names:
                 names.append(sixth)
@@ -444,27 +507,30 @@ def _choose_format(path: str, raws: list[str], requested: str) -> tuple[str, str
     )
 
 
-def _sixth_token(raw: str) -> tuple[str | None, bool]:
+def _sixth_token(raw: str) -> tuple[str | None, str | None]:
+    """The word after the schedule and the word after that (None when missing)."""
     text = raw.rstrip("\n")
     body = text.lstrip(_BLANKS)
     if not body or body[0] == "#" or parse_env(text) is not None:
-        return None, False
+        return None, None
     if body.startswith("@"):
         match = _MACRO.match(body)
         rest = (match.group(2) or "") if match else ""
     else:
         match = _FIVE.match(body)
         if match is None:
-            return None, False
+            return None, None
         rest = match.group(6) or ""
     tokens = _TOKEN.findall(rest, 0)[:2]
     if not tokens:
-        return None, False
-    return tokens[0], len(tokens) > 1
+        return None, None
+    return tokens[0], tokens[1] if len(tokens) > 1 else None
 
 
 def _is_user(token: str) -> bool:
-    return bool(_USER_NAME.fullmatch(token)) and (token in _COMMON_USERS or token in _host_users())
+    if token in _AMBIGUOUS_USERS or not _USER_NAME.fullmatch(token):
+        return False
+    return token in _COMMON_USERS or token in _host_users()
 
 
 @lru_cache(maxsize=1)

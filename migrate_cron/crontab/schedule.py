@@ -1,11 +1,10 @@
 """A cron schedule and its fire times, identical to Debian/Vixie cron including DST.
 
-Wall-clock matching goes through croniter (pinned ``>=7,<8``) on naive local times, with the
-expression first expanded by :mod:`migrate_cron.crontab.fields` into explicit number lists, so
-croniter never interprets cron syntax itself (``a-a`` ranges, names, 7 = Sunday, steps are already
-resolved). The day-of-month/day-of-week rule is applied by us from cron's "field starts with *"
-flags: AND → one croniter with ``day_or=False``; OR → two croniters (days of month with any
-weekday, weekdays with any day of month) merged.
+Wall-clock matching works on the expression expanded by :mod:`migrate_cron.crontab.fields`
+(``a-a`` ranges, names, 7 = Sunday and steps are resolved there; the day-of-month/day-of-week
+rule comes from cron's "field starts with *" flags), see :mod:`migrate_cron.crontab.matcher`:
+a native calendar walk at runtime, cross-checked against croniter (pinned ``>=7,<8``, fed the
+same expanded lists) and cronsim in the tests. This module maps wall times to instants.
 
 Daylight saving time — the rule implemented, from Vixie cron 3.0 ``cron.c`` (Debian's cron), whose
 man page says: "Special considerations exist when the clock is changed by less than 3 hours, for
@@ -34,14 +33,10 @@ This matches cronsim (which documents Debian semantics), our test reference.
 from __future__ import annotations
 
 import heapq
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from functools import lru_cache
-
-from croniter import croniter
-from croniter.croniter import CroniterBadDateError
 
 from migrate_cron.crontab.fields import (
     MACROS,
@@ -50,6 +45,7 @@ from migrate_cron.crontab.fields import (
     parse_fields,
     split_fields,
 )
+from migrate_cron.crontab.matcher import Matcher, make_matcher, walls_after
 from migrate_cron.crontab.timezone import Transition, ZoneTable, zone_table
 
 __all__ = ["Schedule", "ScheduleError"]
@@ -59,7 +55,6 @@ _TINY = timedelta(microseconds=1)
 _NO_TRANSITION_SPAN = timedelta(days=366)
 #: How far back ``latest_at_or_before`` looks (four years: a Feb 29 job still has an answer).
 LOOKBACK = timedelta(days=4 * 366)
-_EPOCH = datetime(2000, 1, 1)
 
 
 @dataclass(frozen=True)
@@ -272,69 +267,29 @@ def _floor_minute(t: datetime) -> datetime:
 
 
 class _Plan:
-    """Parsed, croniter-ready form of one expression, shared by every Schedule using it.
+    """Parsed form of one expression, shared by every Schedule using it.
 
-    croniter objects are stateful (``get_next`` moves them), so each call passes its own start
-    time and runs under a lock; generators never hold the lock across a ``yield``.
+    The matcher is built on first use, so validating 100,000 lines does not pay for it.
     """
 
     def __init__(self, fields: CronFields | None) -> None:
         self.fields = fields
-        self._lock = threading.Lock()
-        self._iters: list[croniter] = []
-        if fields is None:
-            return
-        minutes = _join(fields.minutes, 60)
-        hours = _join(fields.hours, 24)
-        days = _join(fields.days, 31)
-        months = _join(fields.months, 12)
-        weekdays = _join(fields.weekdays, 7)
-        templates: list[str] = []
-        if fields.day_or:
-            if _day_possible(fields):
-                templates.append(f"{minutes} {hours} {days} {months} *")
-            templates.append(f"{minutes} {hours} * {months} {weekdays}")
-        else:
-            templates.append(f"{minutes} {hours} {days} {months} {weekdays}")
-        self._iters = [croniter(t, _EPOCH, day_or=False) for t in templates]
+        self._matcher: Matcher | None = None
+
+    @property
+    def matcher(self) -> Matcher:
+        if self._matcher is None:
+            assert self.fields is not None
+            self._matcher = make_matcher(self.fields)
+        return self._matcher
 
     def walls_after(self, start: datetime) -> Iterator[datetime]:
         """Naive wall times that match, strictly after ``start``, ascending."""
-        current = start
-        while True:
-            wall = self._step(current, forward=True)
-            if wall is None:
-                return
-            yield wall
-            current = wall
+        return walls_after(self.matcher, start)
 
     def wall_before(self, start: datetime) -> datetime | None:
         """The latest matching wall time strictly before ``start``."""
-        return self._step(start, forward=False)
-
-    def _step(self, start: datetime, *, forward: bool) -> datetime | None:
-        best: datetime | None = None
-        with self._lock:
-            for it in self._iters:
-                try:
-                    if forward:
-                        found = it.get_next(datetime, start_time=start)
-                    else:
-                        found = it.get_prev(datetime, start_time=start)
-                except CroniterBadDateError:
-                    continue
-                if best is None or (found < best if forward else found > best):
-                    best = found
-        return best
-
-
-def _join(values: tuple[int, ...], full: int) -> str:
-    return "*" if len(values) == full else ",".join(map(str, values))
-
-
-def _day_possible(fields: CronFields) -> bool:
-    max_days = (0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
-    return min(fields.days) <= max(max_days[m] for m in fields.months)
+        return self.matcher.prev_wall(start)
 
 
 @lru_cache(maxsize=65536)

@@ -10,6 +10,7 @@ commands are skipped, each with a reason.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from migrate_cron.migration.crontab_file import is_text_safe
-from migrate_cron.migration.registry_writer import GeneratedJob
+from migrate_cron.migration.registry_writer import CHANGED, GeneratedJob, MergeAction
 from migrate_cron.registry import Source
 
 if TYPE_CHECKING:
@@ -67,10 +68,8 @@ def host_timezone() -> str:
     tz = os.environ.get("TZ", "").lstrip(":")
     if tz:
         candidates.append(tz)
-    try:
+    with contextlib.suppress(OSError):
         candidates.append(Path("/etc/timezone").read_text().strip())
-    except OSError:
-        pass
     try:
         target = os.path.realpath("/etc/localtime")
         if "zoneinfo/" in target:
@@ -131,3 +130,63 @@ def _job(line: CrontabLine, path: str, default_timezone: str, hint: Advice) -> G
         policy=hint.policy,
         note=hint.note,
     )
+
+
+@dataclass(frozen=True)
+class GenerateResult:
+    """What ``generate registry`` did: the merge actions, the skipped lines, the registry's
+    text before and after (equal when nothing changed) and whether it was written."""
+
+    registry: str
+    actions: tuple[MergeAction, ...]
+    skipped: tuple[Skipped, ...]
+    before: str
+    after: str
+    written: bool
+
+    @property
+    def conflicts(self) -> list[MergeAction]:
+        return [a for a in self.actions if a.status == CHANGED]
+
+
+def generate_registry(
+    paths: Sequence[Path],
+    output: Path,
+    *,
+    force: bool = False,
+    dry_run: bool = False,
+    timezone: str | None = None,
+) -> GenerateResult:
+    """Analyze ``paths`` and merge one entry per job line into the registry at ``output``."""
+    from migrate_cron.migration.crontab_file import atomic_write
+    from migrate_cron.migration.planning import STEPS, analyze_files
+    from migrate_cron.migration.registry_writer import merge
+    from migrate_cron.migration.switch import registry_lock
+
+    zone = timezone or host_timezone()
+    report = analyze_files(paths, default_tz=zone)
+    steps = {(p.file, p.line): p for p in report.plan}
+    advice: dict[tuple[str, int], Advice] = {}
+    for r in report.jobs:
+        line = r.job.line
+        item = steps.get((line.file, line.number))
+        verdict = r.classification
+        note = f"{line.file}:{line.number}"
+        if item is not None:
+            step, title = STEPS.get(str(item.category), (4, str(item.category)))
+            note += f" — plan step {step} ({title}): {'; '.join(item.reasons)}"
+        note += f"\npolicy {verdict.policy}: {verdict.policy_reason}"
+        advice[(str(Path(line.file).resolve()), line.number)] = Advice(
+            name=r.job.name, policy=str(verdict.policy), note=note
+        )
+    jobs, skipped = proposed_jobs(report.files, advice, zone)
+    registry_dir = output.resolve().parent
+    with registry_lock(output, dry_run):
+        before = output.read_text(encoding="utf-8") if output.exists() else ""
+        after, actions = merge(
+            before or None, jobs, [str(p) for p in paths], registry_dir, force=force
+        )
+        written = not dry_run and after != before
+        if written:
+            atomic_write(output, after.encode("utf-8"))
+    return GenerateResult(str(output), tuple(actions), tuple(skipped), before, after, written)

@@ -87,15 +87,11 @@ def analyze_files(
     from migrate_cron.migration.generation import host_timezone, read_crontab
 
     files = [read_crontab(Path(p)) for p in paths]
-    return analyze(
-        files, now=now or datetime.now(UTC), default_tz=default_tz or host_timezone()
-    )
+    return analyze(files, now=now or datetime.now(UTC), default_tz=default_tz or host_timezone())
 
 
 def plan_rows(report: Report) -> list[PlanRow]:
-    text = {
-        (line.file, line.number): line.text for f in report.files for line in f.lines
-    }
+    text = {(line.file, line.number): line.text for f in report.files for line in f.lines}
     rows = []
     for item in report.plan:
         step, title = STEPS.get(str(item.category), (4, str(item.category)))

@@ -23,8 +23,9 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Step:
-    """A job's place in the plan: ``step`` 1-4 (4 = leave alone) and why."""
+    """A job's place in the plan: ``order`` in it, ``step`` 1-4 (4 = leave alone) and why."""
 
+    order: int
     step: int
     title: str
     reason: str
@@ -79,8 +80,8 @@ def progress(
     histories: Callable[[Iterable[str]], Mapping[str, KindHistory]],
     steps: Mapping[str, Step] | None = None,
 ) -> tuple[list[ProgressRow], str | None]:
-    """Rows for every job (plan order, then name) and the database error, if the queue could
-    not be read (the rows then show modes and plan steps only)."""
+    """Rows for every job (switched ones first, then plan order) and the database error, if
+    the queue could not be read (the rows then show modes and plan steps only)."""
     base = Path(registry.path).resolve().parent
     if steps is None:
         steps = plan_steps(registry, base)
@@ -92,8 +93,9 @@ def progress(
             history = histories(switched)
         except MigrateCronError as exc:
             error = str(exc)
+    order = {name: s.order for name, s in steps.items()}
     rows = [_row(job, base, steps.get(job.name), history.get(job.name)) for job in registry]
-    rows.sort(key=lambda r: (r.plan_step or 9, r.name))
+    rows.sort(key=lambda r: (r.mode == "cron", order.get(r.name, 10**6), r.name))
     return rows, error
 
 
@@ -120,7 +122,7 @@ def plan_steps(registry: Registry, base: Path) -> dict[str, Step]:
             assert job.source is not None
             item = by_line.get((str(path), job.source.line))
             if item is not None and item.text == job.source.text:
-                out[job.name] = Step(item.step, item.title, item.reason)
+                out[job.name] = Step(item.order, item.step, item.title, item.reason)
     return out
 
 

@@ -30,6 +30,13 @@ from migrate_cron.errors import ConfigError
 from migrate_cron.migration.naming import registry_name
 from migrate_cron.registry import Migration, Source
 
+HEADER = """\
+migrate-cron registry: one [jobs.NAME] per crontab line (see `migrate-cron generate registry`).
+Edit freely: comments, policy, timeout, max_attempts stay when you re-run generate. A name is
+the job's kind in the queue: generate never changes one. [jobs.NAME.source] is the original
+line, byte for byte: `migrate-cron rollback NAME` puts it back.\
+"""
+
 NEW = "new"
 KEPT = "kept"
 MOVED = "moved"
@@ -135,7 +142,7 @@ def merge(
                 MergeAction(name, SWITCHED, rel, line, "already switched by migrate-cron")
             )
             continue
-        k = next(
+        edited = next(
             (
                 k
                 for k in known
@@ -143,7 +150,8 @@ def merge(
             ),
             None,
         )
-        if k is not None:
+        if edited is not None:
+            k = edited
             claimed.add(k.name)
             if not force:
                 actions.append(
@@ -179,6 +187,18 @@ def merge(
     for k in known:
         if k.name in claimed or k.file not in wanted:
             continue
+        if k.migrated_line is not None and k.migrated_line in _lines(k.file):
+            # a scheduler marker is a comment, so the parser proposed nothing for it
+            actions.append(
+                MergeAction(
+                    k.name,
+                    SWITCHED,
+                    _display(k.file, registry_dir),
+                    k.line,
+                    f"already switched by migrate-cron (mode {k.mode})",
+                )
+            )
+            continue
         detail = (
             "its line is no longer in the file; entry kept (remove it by hand once its "
             "queue is empty)"
@@ -187,6 +207,10 @@ def merge(
             detail = f"mode {k.mode}: its switched line is no longer in the file; entry kept"
         actions.append(MergeAction(k.name, GONE, _display(k.file, registry_dir), k.line, detail))
     if "jobs" not in doc:
+        if not existing:
+            for text in HEADER.splitlines():
+                doc.add(tomlkit.comment(text))
+            doc.add(tomlkit.nl())
         doc.append("jobs", jobs)
     return tomlkit.dumps(doc), actions
 
@@ -314,6 +338,15 @@ def _source_table(src: Source, registry_dir: Path) -> Table:
 
 def _display(file: str, registry_dir: Path) -> str:
     return stored_path(Path(file), registry_dir)
+
+
+def _lines(file: str) -> set[str]:
+    from migrate_cron.migration.crontab_file import CrontabText
+
+    try:
+        return set(CrontabText.read(file).lines)
+    except Exception:
+        return set()
 
 
 def _is_our_enqueue(command: str) -> bool:

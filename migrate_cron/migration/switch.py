@@ -57,7 +57,7 @@ class Target:
     table_prefix: str = ""
 
     def argv(self, name: str) -> list[str]:
-        argv = [self.executable, "enqueue", name, "--registry", self.registry]
+        argv = [self.executable, "enqueue", name, "--quiet", "--registry", self.registry]
         if self.database_url is not None:
             argv += ["--database-url", self.database_url]
         if self.table_prefix:
@@ -105,7 +105,7 @@ def migrate(
     """Switch job ``name``'s crontab line to ``to`` (``enqueue`` or ``scheduler``)."""
     if to not in TARGET_MODES:
         raise UsageError(f"--to must be one of {', '.join(TARGET_MODES)}, not {to!r}")
-    with _locked(registry_path, dry_run):
+    with registry_lock(registry_path, dry_run):
         loaded = _load(registry_path, name)
         spec = loaded.spec
         src = _switchable(spec, registry_path)
@@ -181,7 +181,7 @@ def rollback(
     installer: Installer | None = None,
 ) -> SwitchResult:
     """Put job ``name``'s original crontab line back, byte for byte, and its previous mode."""
-    with _locked(registry_path, dry_run):
+    with registry_lock(registry_path, dry_run):
         loaded = _load(registry_path, name)
         spec = loaded.spec
         mig = spec.migration
@@ -385,14 +385,14 @@ def _written(result: SwitchResult, saved: Path) -> SwitchResult:
 
 
 @contextlib.contextmanager
-def _locked(registry_path: Path, dry_run: bool) -> Iterator[None]:
+def registry_lock(registry_path: Path, dry_run: bool) -> Iterator[None]:
     """One migrate-cron change at a time per registry (a dry run reads only)."""
     if dry_run:
         yield
         return
-    state = registry_path.parent / STATE_DIR
+    state = registry_path.resolve().parent / STATE_DIR
     try:
-        state.mkdir(exist_ok=True)
+        state.mkdir(parents=True, exist_ok=True)
         fd = os.open(state / "lock", os.O_RDWR | os.O_CREAT, 0o600)
     except OSError as exc:
         raise UsageError(f"{state}: cannot create the lock file: {exc.strerror or exc}") from None

@@ -84,7 +84,7 @@ def verify_job(
     own = _own_file(spec, base)
     checks = [
         _slots(spec, own, read, zone, now, days),
-        _dual(registry, spec, [*(files or ()), *([own] if own and not files else [])], read),
+        _dual(registry, spec, list(files) if files else ([own] if own else []), own, read),
         _queue(spec, now, history),
     ]
     return VerifyReport(spec.name, spec.mode, tuple(checks))
@@ -107,8 +107,9 @@ def _slots(
     details: list[str] = []
     line = _original_line(spec, path, read, details)
     if line is None:
-        return Check("slots", title, FAIL, details[0] if details else "line not found",
-                     tuple(details[1:]))
+        return Check(
+            "slots", title, FAIL, details[0] if details else "line not found", tuple(details[1:])
+        )
     cron_zone = line.timezone or zone
     try:
         cron = Schedule.parse(line.schedule or "", cron_zone)
@@ -122,8 +123,11 @@ def _slots(
     extra = sorted(set(produced) - set(fired))
     data = {
         "cron": {"schedule": line.schedule, "timezone": cron_zone, "slots": len(fired)},
-        "migrate_cron": {"schedule": spec.schedule, "timezone": spec.timezone,
-                         "slots": len(set(produced))},
+        "migrate_cron": {
+            "schedule": spec.schedule,
+            "timezone": spec.timezone,
+            "slots": len(set(produced)),
+        },
         "missing": missing[:MAX_LISTED],
         "extra": extra[:MAX_LISTED],
     }
@@ -213,13 +217,13 @@ def _dual(
     registry: Registry,
     spec: JobSpec,
     files: Iterable[Path],
+    own_file: Path | None,
     read: Callable[[Path, bytes | None], CrontabFile],
 ) -> Check:
     title = "no dual execution"
     if not spec.command:
         return Check("dual", title, SKIPPED, "a handler job has no command to compare")
     want = _norm(spec.command)
-    own_text = spec.source.text if spec.source else None
     problems: list[str] = []
     notes: list[str] = []
     seen: set[Path] = set()
@@ -231,26 +235,47 @@ def _dual(
         if not path.exists():
             problems.append(f"{path}: no such file")
             continue
-        for line in read(path, None).jobs:
-            direct = _norm(line.shell_command or "") == want
-            own = spec.mode == "cron" and line.text == own_text
-            if direct and not own:
+        jobs = read(path, None).jobs
+        own = (
+            _own_number(spec, jobs)
+            if resolved == (own_file.resolve() if own_file else None)
+            else None
+        )
+        for line in jobs:
+            if line.number == own:
+                continue
+            if _norm(line.shell_command or "") == want:
                 problems.append(f"{path}:{line.number} still runs the command: {line.text}")
-            elif not own and _enqueues(line, spec.name) and not _is_switched(spec, line):
-                notes.append(f"{path}:{line.number} also enqueues {spec.name} (deduplicated "
-                             "per slot, but remove one)")
-    for other in registry:
-        if other.name != spec.name and other.command and _norm(other.command) == want:
-            if other.mode != "cron" or spec.mode != "cron":
-                problems.append(
-                    f"registry job {other.name} (mode {other.mode}) runs the same command"
+            elif _enqueues(line, spec.name) and not _is_switched(spec, line):
+                notes.append(
+                    f"{path}:{line.number} also enqueues {spec.name} (deduplicated per slot, "
+                    "but remove one)"
                 )
+    for other in registry:
+        same = other.name != spec.name and other.command and _norm(other.command) == want
+        if same and (other.mode != "cron" or spec.mode != "cron"):
+            problems.append(f"registry job {other.name} (mode {other.mode}) runs the same command")
     if problems:
         problems.append("comment out or remove the other line (or job), then verify again")
-        return Check("dual", title, FAIL, f"{len(problems) - 1} other place(s) run the command",
-                     tuple(problems + notes))
+        return Check(
+            "dual",
+            title,
+            FAIL,
+            f"{len(problems) - 1} other place(s) run the command",
+            tuple(problems + notes),
+        )
     where = ", ".join(str(p) for p in seen) or "no crontab given"
     return Check("dual", title, OK, f"no other line runs the command ({where})", tuple(notes))
+
+
+def _own_number(spec: JobSpec, jobs: Sequence[CrontabLine]) -> int | None:
+    """The job's own line while it is still on cron (its source line): not a second runner."""
+    if spec.mode != "cron" or spec.source is None:
+        return None
+    same = [ln.number for ln in jobs if ln.text == spec.source.text]
+    if spec.source.line in same:
+        return spec.source.line
+    return same[0] if same else None
 
 
 def _norm(command: str) -> str:
@@ -297,9 +322,8 @@ def _queue(spec: JobSpec, now: datetime, history: Callable[[datetime], KindHisto
         "last_success": h.last_success,
         "last_error": h.last_error,
     }
-    counts = (
-        f"{h.done} done, {h.failed} failed, {h.open} open, {h.running} running"
-        + (f", {h.retried} needed retries" if h.retried else "")
+    counts = f"{h.done} done, {h.failed} failed, {h.open} open, {h.running} running" + (
+        f", {h.retried} needed retries" if h.retried else ""
     )
     details: list[str] = []
     if h.last_success:
@@ -318,15 +342,16 @@ def _queue(spec: JobSpec, now: datetime, history: Callable[[datetime], KindHisto
         return Check("queue", title, OK, counts, tuple(details), data)
     due = _first_slot_after(spec, since)
     if due is None or due > now:
-        when = due.isoformat(timespec="minutes") if due else "unknown"
-        details.append(f"no slot since the switch yet; the first is at {when}: verify again "
-                       "after it")
+        when = _fmt(due, spec.timezone) if due else "unknown"
+        details.append(
+            f"no slot since the switch yet; the first is at {when}: verify again after it"
+        )
         return Check("queue", title, WAITING, counts, tuple(details), data)
     if h.total:
         details.append("enqueued but not done yet: is a worker running? (`migrate-cron worker`)")
     else:
         details.append(
-            f"a slot was due at {due.isoformat(timespec='minutes')} but nothing was enqueued: "
+            f"a slot was due at {_fmt(due, spec.timezone)} but nothing was enqueued: "
             "is the switched crontab installed, and does cron run it? (look at cron's log "
             "and mail)"
         )

@@ -55,6 +55,9 @@ class MemoryLedger:
         self._put(LedgerRow(job_name, slot, outcome, job_id))
         return RunResult(True, job_id, outcome)
 
+    def enqueue_runs(self, requests: Sequence[tuple[str, datetime, int]]) -> list[RunResult]:
+        return [self.enqueue_run(n, s, max_attempts=m) for n, s, m in requests]
+
     def record_skipped(self, job_name: str, slots: Sequence[datetime]) -> list[datetime]:
         fresh = []
         for s in slots:

@@ -32,6 +32,10 @@ if TYPE_CHECKING:
     from migrate_cron.store.models import RunResult
 
 
+#: Enqueued slots written per transaction.
+WRITE_BATCH = 200
+
+
 class Runs(Protocol):
     """Where slots are recorded: ``Store`` implements it, so does ``ledger.MemoryLedger``."""
 
@@ -47,6 +51,10 @@ class Runs(Protocol):
         outcome: str = "enqueued",
         kind: str | None = None,
     ) -> RunResult: ...
+
+    def enqueue_runs(self, requests: Sequence[tuple[str, datetime, int]]) -> list[RunResult]:
+        """Many (job_name, slot, max_attempts) at once; results in request order."""
+        ...
 
     def record_skipped(self, job_name: str, slots: Sequence[datetime]) -> list[datetime]:
         """Record slots as skipped (insert-if-absent); returns the ones newly recorded."""
@@ -108,7 +116,9 @@ class Scheduler:
         self.clock = clock
         self._last: dict[str, datetime] = {}
         self._first_seen: dict[str, datetime] = {}
-        self._heap: list[tuple[datetime, int, str]] = []
+        # (due as a POSIX timestamp, tie-breaker, name, due): floats compare much faster than
+        # aware datetimes, which matters when thousands of jobs share a tick.
+        self._heap: list[tuple[float, int, str, datetime]] = []
         self._seq = itertools.count()
         self.loaded = False
 
@@ -140,12 +150,13 @@ class Scheduler:
 
     def next_due(self) -> datetime | None:
         """When the next slot of any job falls due (the loop sleeps until then)."""
-        return self._heap[0][0] if self._heap else None
+        return self._heap[0][3] if self._heap else None
 
     # ------------------------------------------------------------------ tick
     def tick(self, keep_going: Callable[[], bool] | None = None) -> list[RunEvent]:
-        """Write every due slot; returns what was done. ``keep_going`` is asked between jobs
-        (the loop uses it to renew the lease and to stop when leadership is lost)."""
+        """Write every due slot; returns what was done, oldest slot first. ``keep_going`` is
+        asked before each write batch (the loop renews the lease there and stops when
+        leadership is lost)."""
         if not self.loaded:
             self.load()
         try:
@@ -155,24 +166,22 @@ class Scheduler:
             raise
 
     def _tick(self, now: datetime, keep_going: Callable[[], bool] | None) -> list[RunEvent]:
-        events: list[RunEvent] = []
-        # Jobs with equal schedules, rules and positions plan once per tick.
+        # Plan every due job first (pure, fast), then write in batches.
         plans: dict[tuple[Any, ...], tuple[list[Decision], datetime]] = {}
-        while self._heap and self._heap[0][0] <= now:
-            if keep_going is not None and not keep_going():
-                self.loaded = False  # partial tick: reload from the database next time
-                break
-            due, _, name = heapq.heappop(self._heap)
+        due_jobs: list[tuple[ScheduledJob, list[Decision]]] = []
+        now_ts = now.timestamp()
+        while self._heap and self._heap[0][0] <= now_ts:
+            _, _, name, due = heapq.heappop(self._heap)
             job = self.jobs[name]
-            key = (job.schedule, job.rule, self._last[name], due)
+            key = (job.schedule, job.rule, self._last[name], due)  # equal jobs plan once
             found = plans.get(key)
             if found is None:
                 found = plans[key] = self._plan(job, due, now)
             decisions, following = found
-            events.extend(self._write(job, decisions))
+            due_jobs.append((job, decisions))
             self._last[name] = max(self._last[name], decisions[-1].slot)
             heapq.heappush(self._heap, self._entry(following, name))
-        return events
+        return self._write(due_jobs, keep_going)
 
     def _plan(
         self, job: ScheduledJob, due: datetime, now: datetime
@@ -193,27 +202,40 @@ class Scheduler:
         decisions.sort(key=lambda d: d.slot)
         return decisions, following
 
-    def _write(self, job: ScheduledJob, decisions: Sequence[Decision]) -> list[RunEvent]:
-        """Skipped slots in one batch, then each enqueued slot in its own transaction."""
-        if len(decisions) == 1 and decisions[0].action == ENQUEUE:  # the usual case
-            d = decisions[0]
-            res = self.runs.enqueue_run(job.name, d.slot, max_attempts=job.max_attempts)
-            return [RunEvent(job.name, d.slot, d.action, d.reason, res.created, res.job_id)]
+    def _write(
+        self,
+        due_jobs: Sequence[tuple[ScheduledJob, list[Decision]]],
+        keep_going: Callable[[], bool] | None,
+    ) -> list[RunEvent]:
+        """Skipped slots per job in one batch; enqueued slots ``WRITE_BATCH`` per transaction.
+
+        ``keep_going`` is asked before each batch (the loop renews the lease there and stops
+        a tick whose leadership is lost; the next leader reloads from the database).
+        """
         events: list[RunEvent] = []
-        skipped = [d for d in decisions if d.action != ENQUEUE]
-        if skipped:
-            fresh = set(self.runs.record_skipped(job.name, [d.slot for d in skipped]))
-            events.extend(
-                RunEvent(job.name, d.slot, d.action, d.reason, d.slot in fresh) for d in skipped
-            )
-        for d in decisions:
-            if d.action == ENQUEUE:
-                res = self.runs.enqueue_run(job.name, d.slot, max_attempts=job.max_attempts)
-                events.append(
-                    RunEvent(job.name, d.slot, d.action, d.reason, res.created, res.job_id)
+        enqueue: list[tuple[ScheduledJob, Decision]] = []
+        for job, decisions in due_jobs:
+            skipped = [d for d in decisions if d.action != ENQUEUE]
+            if skipped:
+                if keep_going is not None and not keep_going():
+                    self.loaded = False
+                    return events
+                fresh = set(self.runs.record_skipped(job.name, [d.slot for d in skipped]))
+                events.extend(
+                    RunEvent(job.name, d.slot, d.action, d.reason, d.slot in fresh) for d in skipped
                 )
-        if skipped and len(events) > len(skipped):
-            events.sort(key=lambda e: e.slot)
+            enqueue.extend((job, d) for d in decisions if d.action == ENQUEUE)
+        for start in range(0, len(enqueue), WRITE_BATCH):
+            if keep_going is not None and not keep_going():
+                self.loaded = False
+                break
+            chunk = enqueue[start : start + WRITE_BATCH]
+            results = self.runs.enqueue_runs([(j.name, d.slot, j.max_attempts) for j, d in chunk])
+            events.extend(
+                RunEvent(j.name, d.slot, d.action, d.reason, r.created, r.job_id)
+                for (j, d), r in zip(chunk, results, strict=True)
+            )
+        events.sort(key=lambda e: (e.slot, e.job))
         return events
 
     # ------------------------------------------------------------------ heap helpers
@@ -227,8 +249,8 @@ class Scheduler:
             memo[key] = found
         return found
 
-    def _entry(self, due: datetime, name: str) -> tuple[datetime, int, str]:
-        return (due, next(self._seq), name)
+    def _entry(self, due: datetime, name: str) -> tuple[float, int, str, datetime]:
+        return (due.timestamp(), next(self._seq), name, due)
 
     def _push(self, job: ScheduledJob, due: datetime) -> None:
         self._heap.append(self._entry(due, job.name))

@@ -306,41 +306,74 @@ class Store:
         """
         if outcome not in ("enqueued", "skipped"):
             raise ValueError(f"outcome must be 'enqueued' or 'skipped', not {outcome!r}")
+        with self.transaction() as conn:
+            return self._enqueue_run(
+                conn, job_name, scheduled_for, payload, max_attempts, outcome, kind
+            )
+
+    def enqueue_runs(
+        self, requests: Sequence[tuple[str, datetime, int]], batch: int = 200
+    ) -> list[RunResult]:
+        """``enqueue_run`` for many (job_name, scheduled_for, max_attempts) slots, ``batch``
+        per transaction; results in request order. Each chunk is written in (job_name, slot)
+        order, so concurrent schedulers lock slot keys in the same order and cannot deadlock."""
+        results: list[RunResult | None] = [None] * len(requests)
+        order = sorted(
+            range(len(requests)), key=lambda i: (requests[i][0], requests[i][1].astimezone(UTC))
+        )
+        for start in range(0, len(order), batch):
+            with self.transaction() as conn:
+                for i in order[start : start + batch]:
+                    name, slot, max_attempts = requests[i]
+                    results[i] = self._enqueue_run(
+                        conn, name, slot, None, max_attempts, "enqueued", None
+                    )
+        return [r for r in results if r is not None]
+
+    def _enqueue_run(
+        self,
+        conn: Connection,
+        job_name: str,
+        scheduled_for: datetime,
+        payload: Any,
+        max_attempts: int,
+        outcome: str,
+        kind: str | None,
+    ) -> RunResult:
         runs = self.tables.scheduled_runs
         slot = scheduled_for.astimezone(UTC)
-        with self.transaction() as conn:
-            run_id = self._insert_if_absent(
-                conn,
-                runs,
-                {
-                    "job_name": job_name,
-                    "scheduled_for": slot,
-                    "enqueued_at": self.now_sql(),
-                    "outcome": outcome,
-                },
-                ("job_name", "scheduled_for"),
-            )
-            if run_id is None:
-                row = conn.execute(
-                    select(runs.c.job_id, runs.c.outcome).where(
-                        runs.c.job_name == job_name, runs.c.scheduled_for == slot
-                    )
-                ).one()
-                return RunResult(False, row.job_id, row.outcome)
-            if outcome == "skipped":
-                return RunResult(True, None, "skipped")
-            result = self._enqueue(
-                conn,
-                kind or job_name,
-                payload,
-                slot.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
-                None,
-                None,
-                max_attempts,
-                slot,
-            )
-            conn.execute(update(runs).where(runs.c.id == run_id).values(job_id=result.job_id))
-            return RunResult(True, result.job_id, "enqueued")
+        run_id = self._insert_if_absent(
+            conn,
+            runs,
+            {
+                "job_name": job_name,
+                "scheduled_for": slot,
+                "enqueued_at": self.now_sql(),
+                "outcome": outcome,
+            },
+            ("job_name", "scheduled_for"),
+        )
+        if run_id is None:
+            row = conn.execute(
+                select(runs.c.job_id, runs.c.outcome).where(
+                    runs.c.job_name == job_name, runs.c.scheduled_for == slot
+                )
+            ).one()
+            return RunResult(False, row.job_id, row.outcome)
+        if outcome == "skipped":
+            return RunResult(True, None, "skipped")
+        result = self._enqueue(
+            conn,
+            kind or job_name,
+            payload,
+            slot.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+            None,
+            None,
+            max_attempts,
+            slot,
+        )
+        conn.execute(update(runs).where(runs.c.id == run_id).values(job_id=result.job_id))
+        return RunResult(True, result.job_id, "enqueued")
 
     def last_run(self, job_name: str) -> datetime | None:
         """The newest recorded slot of a job (enqueued or skipped)."""
@@ -351,19 +384,17 @@ class Store:
             ).scalar_one_or_none()
 
     def last_runs(self, job_names: Sequence[str] | None = None) -> dict[str, datetime]:
-        """The newest recorded slot per job, in one query per 500 names (the scheduler loads
-        10,000 jobs at start and on every leadership change). Jobs never recorded are absent."""
+        """The newest recorded slot per job (the scheduler loads 10,000 jobs at start and on
+        every leadership change). Jobs never recorded are absent. Up to 500 names: one IN
+        query; more (or None): one GROUP BY over the (job_name, scheduled_for) unique index."""
         runs = self.tables.scheduled_runs
         q = select(runs.c.job_name, func.max(runs.c.scheduled_for)).group_by(runs.c.job_name)
-        out: dict[str, datetime] = {}
+        names = None if job_names is None else set(job_names)
+        if names is not None and len(names) <= 500:
+            q = q.where(runs.c.job_name.in_(sorted(names)))
         with self.transaction(readonly=True) as conn:
-            if job_names is None:
-                out.update((r[0], r[1]) for r in conn.execute(q))
-            names = list(job_names or ())
-            for i in range(0, len(names), 500):
-                chunk = q.where(runs.c.job_name.in_(names[i : i + 500]))
-                out.update((r[0], r[1]) for r in conn.execute(chunk))
-        return out
+            rows = conn.execute(q).all()
+        return {r[0]: r[1] for r in rows if names is None or r[0] in names}
 
     def record_skipped(
         self, job_name: str, slots: Sequence[datetime], batch: int = 500

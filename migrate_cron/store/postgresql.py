@@ -32,7 +32,9 @@ class PostgresListener(Listener):
     def __init__(self, store: PostgresStore) -> None:
         raw = store.engine.raw_connection()
         # Take the driver connection before detaching: a detached fairy no longer exposes it.
-        self._conn: Any = raw.driver_connection
+        conn = raw.driver_connection
+        assert conn is not None
+        self._conn: Any = conn
         raw.detach()  # never goes back to the pool with LISTEN active
         self._raw = raw
         self._conn.autocommit = True

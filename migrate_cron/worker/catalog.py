@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from migrate_cron.errors import ConfigError, UsageError
@@ -23,6 +23,8 @@ from migrate_cron.worker.handlers import Context, HandlerFunc, call_handler, loa
 from migrate_cron.worker.handlers import registered as registered_handlers
 from migrate_cron.worker.outcome import FAILED, RELEASE, Outcome
 from migrate_cron.worker.runner import command_outcome, run_command
+
+MAX_ERROR = 4000  # characters of last_error (an exception message can be any size)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +43,7 @@ class Task:
 class Catalog:
     registry_path: str
     tasks: Mapping[str, Task]
-    output_cap: int = 64 * 1024
+    output_cap: int = 8 * 1024
     kill_grace: float = 5.0
     rand: Callable[[], float] = random.random
 
@@ -51,7 +53,7 @@ class Catalog:
         registry: Registry,
         kinds: Sequence[str] | None = None,
         *,
-        output_cap: int = 64 * 1024,
+        output_cap: int = 8 * 1024,
         kill_grace: float = 5.0,
         rand: Callable[[], float] = random.random,
     ) -> Catalog:
@@ -122,6 +124,8 @@ class Catalog:
         return Outcome.failed(error or "failed", output, terminal=terminal)
 
     def _settle(self, task: Task, job: Job, cancel: Cancel, outcome: Outcome) -> Outcome:
+        if outcome.error is not None and len(outcome.error) > MAX_ERROR:
+            outcome = replace(outcome, error=outcome.error[:MAX_ERROR] + " […]")
         if cancel.is_set() and (outcome.status in (FAILED, RELEASE)):
             # Stopped by us, not by its own fault: give it back (shutdown) or leave it to the
             # worker that owns it now (lease lost). A Python handler that returned success

@@ -18,17 +18,15 @@ is safe because every write is fenced (a repeated ``complete`` matches no row).
 
 from __future__ import annotations
 
-import queue
 import threading
 import time
+from collections import deque
 
 from migrate_cron.store.base import Store
 from migrate_cron.worker.ledger import Ledger
 from migrate_cron.worker.log import WorkerLog
 from migrate_cron.worker.outage import OUTAGE_ERRORS, Outage
 from migrate_cron.worker.outcome import DONE, FAILED, RELEASE, Outcome
-
-_STOP = object()
 
 
 class Finisher(threading.Thread):
@@ -50,57 +48,52 @@ class Finisher(threading.Thread):
         self._log = log
         self._interval = interval
         self._max = max_items
-        self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
+        self._items: deque[tuple[int, Outcome]] = deque()
+        self._lock = threading.Lock()
+        self._kick = threading.Event()  # first item of a batch, a full batch, or stop
+        self._stopping = False
         self._outage = Outage(log, "recording job outcomes", cap=outage_cap)
         self._give_up_at: float | None = None
         self._wake = threading.Event()
         self.unwritten = 0  # outcomes dropped because the database stayed down at shutdown
 
     def put(self, job_id: int, outcome: Outcome) -> None:
-        self._queue.put((job_id, outcome))
+        """Queue an outcome. Only the first of a batch and a full batch wake the writer, not
+        every job: no thread ping-pong per job at thousands of jobs per second."""
+        with self._lock:  # append and count together: exactly one put sees the first item
+            self._items.append((job_id, outcome))
+            waiting = len(self._items)
+        if waiting == 1 or waiting >= self._max:
+            self._kick.set()
 
     def stop(self, give_up_after: float) -> None:
         """Write everything still waiting, trying for at most ``give_up_after`` s, then end."""
         self._give_up_at = time.monotonic() + give_up_after
+        self._stopping = True
         self._wake.set()  # cut short a wait between retries
-        self._queue.put(_STOP)
+        self._kick.set()
         self.join(give_up_after + 5)
 
     def run(self) -> None:
-        buffer: list[tuple[int, Outcome]] = []
-        first = 0.0
-        stopping = False
-        while not stopping:
-            timeout = None
-            if buffer:
-                timeout = max(0.0, first + self._interval - time.monotonic())
-            try:
-                item = self._queue.get(timeout=timeout)
-            except queue.Empty:
-                item = None
-            if item is _STOP:
-                stopping = True
-            elif item is not None:
-                if not buffer:
-                    first = time.monotonic()
-                buffer.append(item)  # type: ignore[arg-type]
-                while len(buffer) < self._max:  # take what is already there in one go
-                    try:
-                        more = self._queue.get_nowait()
-                    except queue.Empty:
-                        break
-                    if more is _STOP:
-                        stopping = True
-                        break
-                    buffer.append(more)  # type: ignore[arg-type]
-            due = buffer and (
-                stopping or len(buffer) >= self._max or time.monotonic() >= first + self._interval
-            )
-            if due:
-                self._flush_retrying(buffer)
-                buffer = []
+        items = self._items
+        while True:
+            self._kick.wait()
+            self._kick.clear()
+            if not self._stopping and len(items) < self._max:
+                self._kick.wait(self._interval)  # let the batch fill for a few ms
+                self._kick.clear()
+            while items:
+                batch = []
+                while items and len(batch) < self._max:
+                    batch.append(items.popleft())
+                self._flush_retrying(batch)
+            if self._stopping and not items:
+                return
 
     def _flush_retrying(self, items: list[tuple[int, Outcome]]) -> None:
+        """Write a batch; wait out outages. A batch that fails for another reason (a bug, bad
+        data) is tried three times, then dropped: its leases expire and the jobs run again."""
+        errors = 0
         while True:
             try:
                 self._flush(items)
@@ -108,23 +101,30 @@ class Finisher(threading.Thread):
                 return
             except OUTAGE_ERRORS as exc:
                 wait = self._outage.failed(exc)
-            except Exception as exc:  # a bug must not silently stop all completions
+            except Exception as exc:
+                errors += 1
                 self._log.event("error", f"recording job outcomes: {type(exc).__name__}: {exc}")
+                if errors >= 3:
+                    self._drop(items)
+                    return
                 wait = 1.0
             if self._give_up_at is None:
                 self._wake.wait(wait)
                 continue
             remaining = self._give_up_at - time.monotonic()
             if remaining <= 0:
-                self.unwritten += len(items)
-                self._log.event(
-                    "unrecorded",
-                    f"could not record {len(items)} outcome(s); their leases will expire and "
-                    "the jobs run again",
-                )
-                self._ledger.settle(job_id for job_id, _ in items)
+                self._drop(items)
                 return
             time.sleep(min(wait, remaining))
+
+    def _drop(self, items: list[tuple[int, Outcome]]) -> None:
+        self.unwritten += len(items)
+        self._log.event(
+            "unrecorded",
+            f"could not record {len(items)} outcome(s); their leases will expire and the jobs "
+            "run again",
+        )
+        self._ledger.settle(job_id for job_id, _ in items)
 
     def _flush(self, items: list[tuple[int, Outcome]]) -> None:
         done: list[int] = []

@@ -34,6 +34,9 @@ class Ledger:
         self._slots: dict[int, Slot] = {}
         self._cond = threading.Condition()
         self._closed = False
+        self._active = 0  # slots not FINISHED: waiting for a thread or running
+        self._room_wanted: tuple[int, int] | None = None  # the claim loop's (room, capacity)
+        self._change_waiters = 0
 
     def __len__(self) -> int:
         with self._cond:
@@ -43,6 +46,7 @@ class Ledger:
         with self._cond:
             for job in jobs:
                 self._slots[job.id] = Slot(job)
+                self._active += 1
 
     def ids(self) -> list[int]:
         with self._cond:
@@ -67,20 +71,18 @@ class Ledger:
             if slot is None or slot.abandoned:
                 return False
             slot.state = FINISHED
-            self._cond.notify_all()
+            self._active -= 1
+            self._changed()
             return True
 
     def settle(self, ids: Iterable[int]) -> None:
         """Forget jobs whose outcome is written (or was not ours to write)."""
         with self._cond:
             for job_id in ids:
-                self._slots.pop(job_id, None)
-            self._cond.notify_all()
-
-    def is_abandoned(self, job_id: int) -> bool:
-        with self._cond:
-            slot = self._slots.get(job_id)
-            return slot is None or slot.abandoned
+                slot = self._slots.pop(job_id, None)
+                if slot is not None and slot.state != FINISHED:
+                    self._active -= 1
+            self._changed()
 
     def close(self) -> None:
         """Stop starting jobs: whatever is still queued will be released."""
@@ -120,15 +122,28 @@ class Ledger:
             return self._room_locked(capacity)
 
     def wait_for_room(self, room: int, capacity: int, timeout: float) -> None:
-        """Block until ``room(capacity) >= room``, or the timeout passes."""
+        """Block until ``room(capacity) >= room``, or the timeout passes. Only the wake-up
+        that makes the room is delivered, not one per finished job."""
         with self._cond:
-            self._cond.wait_for(lambda: self._room_locked(capacity) >= room, timeout)
+            self._room_wanted = (room, capacity)
+            try:
+                self._cond.wait_for(lambda: self._room_locked(capacity) >= room, timeout)
+            finally:
+                self._room_wanted = None
 
     def _room_locked(self, capacity: int) -> int:
-        active = sum(1 for s in self._slots.values() if s.state != FINISHED)
-        return max(0, min(capacity - active, 2 * capacity - len(self._slots)))
+        return max(0, min(capacity - self._active, 2 * capacity - len(self._slots)))
+
+    def _changed(self) -> None:
+        wanted = self._room_wanted
+        if self._change_waiters or (wanted and self._room_locked(wanted[1]) >= wanted[0]):
+            self._cond.notify_all()
 
     def wait_change(self, timeout: float) -> None:
         """Block until a job finishes or settles, or the timeout passes."""
         with self._cond:
-            self._cond.wait(timeout)
+            self._change_waiters += 1
+            try:
+                self._cond.wait(timeout)
+            finally:
+                self._change_waiters -= 1

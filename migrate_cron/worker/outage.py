@@ -10,17 +10,20 @@ from migrate_cron.worker.log import WorkerLog
 
 # What a restart, failover or network cut looks like from here. psycopg's own errors come from
 # the LISTEN connection, which SQLAlchemy does not wrap.
+# (Deadlocks and serialization failures are OperationalErrors too: retrying is right.) Other
+# driver errors — bad data, constraint violations — are not outages and are not retried forever.
 OUTAGE_ERRORS: tuple[type[BaseException], ...] = (
     DatabaseUnavailable,
     SchemaMissing,
-    sa_exc.DBAPIError,
+    sa_exc.OperationalError,
+    sa_exc.InterfaceError,
     sa_exc.TimeoutError,
     OSError,
 )
 try:
     import psycopg
 
-    OUTAGE_ERRORS = (*OUTAGE_ERRORS, psycopg.Error)
+    OUTAGE_ERRORS = (*OUTAGE_ERRORS, psycopg.OperationalError, psycopg.InterfaceError)
 except ImportError:  # pragma: no cover - psycopg is a dependency
     pass
 

@@ -107,7 +107,7 @@ def run_command(
     job: Job,
     cancel: Cancel,
     *,
-    output_cap: int = 64 * 1024,
+    output_cap: int = 8 * 1024,
     kill_grace: float = 5.0,
     cwd: str | None = None,
 ) -> CommandResult:

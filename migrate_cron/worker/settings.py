@@ -28,7 +28,9 @@ class WorkerSettings:
     poll_min: float = 0.05
     flush_interval: float = 0.005  # outcomes are written at least this often …
     flush_max: int = 100  # … or as soon as this many are waiting
-    output_cap: int = 64 * 1024  # bytes of stdout and of stderr kept per run (the tail)
+    # Bytes of stdout and of stderr kept per run (the tail): both together stay far below the
+    # 64 KiB of a MySQL/MariaDB TEXT column.
+    output_cap: int = 8 * 1024
     kill_grace: float = 5.0  # SIGTERM → SIGKILL for a command's process group
     outage_cap: float = 30.0  # longest wait between tries while the database is down
 

@@ -28,10 +28,22 @@ def setup(tmp_path: Path) -> tuple[Path, Path, Target]:
     write_registry(
         registry,
         [
-            job(crontab, 4, "30 2 * * * cd /srv && php artisan invoices:export%a\\%b",
-                "cd /srv && php artisan invoices:export", "30 2 * * *", name="invoices-export"),
-            job(crontab, 5, "*/5 * * * * php artisan orders:poll >/dev/null 2>&1",
-                "php artisan orders:poll >/dev/null 2>&1", "*/5 * * * *", name="orders-poll"),
+            job(
+                crontab,
+                4,
+                "30 2 * * * cd /srv && php artisan invoices:export%a\\%b",
+                "cd /srv && php artisan invoices:export",
+                "30 2 * * *",
+                name="invoices-export",
+            ),
+            job(
+                crontab,
+                5,
+                "*/5 * * * * php artisan orders:poll >/dev/null 2>&1",
+                "php artisan orders:poll >/dev/null 2>&1",
+                "*/5 * * * *",
+                name="orders-poll",
+            ),
         ],
         [crontab],
     )
@@ -45,7 +57,7 @@ def test_migrate_to_enqueue_rewrites_one_line_and_the_mode(setup) -> None:  # ty
     assert result.written and result.line == 4 and result.backup
     lines = crontab.read_bytes().split(b"\n")
     assert lines[3] == (
-        b"30 2 * * * /opt/mc/bin/migrate-cron enqueue invoices-export --registry "
+        b"30 2 * * * /opt/mc/bin/migrate-cron enqueue invoices-export --quiet --registry "
         + str(registry).encode()
         + b" --database-url sqlite:////var/lib/q.db"
     )
@@ -64,7 +76,9 @@ def test_rollback_restores_bytes_and_registry(setup) -> None:  # type: ignore[no
     crontab, registry, target = setup
     before = registry.read_text()
     migrate(registry, "orders-poll", "scheduler", target, NOW)
-    assert crontab.read_bytes().endswith(b"#[migrate-cron scheduler orders-poll] " + CRONTAB.split(b"\n")[-1])
+    assert crontab.read_bytes().endswith(
+        b"#[migrate-cron scheduler orders-poll] " + CRONTAB.split(b"\n")[-1]
+    )
     migrate(registry, "invoices-export", "enqueue", target, NOW)
     rollback(registry, "orders-poll")
     rollback(registry, "invoices-export")
@@ -124,8 +138,7 @@ def test_install_checks_the_installed_crontab_first(setup) -> None:  # type: ign
     crontab, registry, target = setup
     stale = FakeInstaller(installed=b"* * * * * something else\n")
     with pytest.raises(Refused, match="crontab -l >"):
-        migrate(registry, "invoices-export", "enqueue", target, NOW, install=True,
-                installer=stale)
+        migrate(registry, "invoices-export", "enqueue", target, NOW, install=True, installer=stale)
     assert crontab.read_bytes() == CRONTAB and not stale.calls
     fake = FakeInstaller(installed=CRONTAB)
     migrate(registry, "invoices-export", "enqueue", target, NOW, install=True, installer=fake)
@@ -139,8 +152,7 @@ def test_a_failed_install_undoes_both_files(setup) -> None:  # type: ignore[no-u
     before = registry.read_bytes()
     fake = FakeInstaller(installed=CRONTAB, fail_install=True)
     with pytest.raises(Exception, match="refused"):
-        migrate(registry, "invoices-export", "enqueue", target, NOW, install=True,
-                installer=fake)
+        migrate(registry, "invoices-export", "enqueue", target, NOW, install=True, installer=fake)
     assert crontab.read_bytes() == CRONTAB and registry.read_bytes() == before
 
 
@@ -148,14 +160,27 @@ def test_system_crontabs_are_not_installed(tmp_path: Path) -> None:
     crontab = tmp_path / "shop"
     crontab.write_bytes(b"30 2 * * * www-data php artisan x\n")
     registry = tmp_path / "migrate-cron.toml"
-    write_registry(registry, [job(crontab, 1, "30 2 * * * www-data php artisan x",
-                                  "php artisan x", "30 2 * * *", user="www-data", name="x")], [crontab])
+    write_registry(
+        registry,
+        [
+            job(
+                crontab,
+                1,
+                "30 2 * * * www-data php artisan x",
+                "php artisan x",
+                "30 2 * * *",
+                user="www-data",
+                name="x",
+            )
+        ],
+        [crontab],
+    )
     target = Target("/mc", str(registry))
     with pytest.raises(UsageError, match="system crontab"):
         migrate(registry, "x", "enqueue", target, NOW, install=True)
     migrate(registry, "x", "enqueue", target, NOW)
     assert crontab.read_bytes() == (
-        b"30 2 * * * www-data /mc enqueue x --registry " + str(registry).encode() + b"\n"
+        b"30 2 * * * www-data /mc enqueue x --quiet --registry " + str(registry).encode() + b"\n"
     )
 
 
@@ -168,9 +193,35 @@ def test_crontab_mode_and_owner_are_kept(setup) -> None:  # type: ignore[no-unty
 
 
 def test_registry_stays_valid_and_keeps_comments(setup) -> None:  # type: ignore[no-untyped-def]
-    crontab, registry, target = setup
+    _crontab, registry, target = setup
     registry.write_text("# keep me\n" + registry.read_text())
     migrate(registry, "invoices-export", "enqueue", target, NOW)
     text = registry.read_text()
     assert text.startswith("# keep me\n")
     parse_registry(tomllib.loads(text))
+
+
+def test_generate_after_a_switch_keeps_switched_jobs(setup) -> None:  # type: ignore[no-untyped-def]
+    from migrate_cron.migration.registry_writer import SWITCHED, merge
+
+    from .helpers import job
+
+    crontab, registry, target = setup
+    migrate(registry, "invoices-export", "enqueue", target, NOW)
+    migrate(registry, "orders-poll", "scheduler", target, NOW)
+    text = registry.read_text()
+    again = [
+        job(
+            crontab,
+            4,
+            crontab.read_text().splitlines()[3],
+            "x enqueue invoices-export",
+            "30 2 * * *",
+        ),
+    ]
+    new_text, actions = merge(text, again, [str(crontab)], registry.parent)
+    assert new_text == text
+    assert {(a.name, a.status) for a in actions} == {
+        ("invoices-export", SWITCHED),
+        ("orders-poll", SWITCHED),
+    }

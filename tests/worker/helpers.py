@@ -103,13 +103,13 @@ def start_worker(
 ) -> ThreadedWorker:
     settings.setdefault("poll", 0.1)
     settings.setdefault("heartbeat", 2.0)
-    catalog = Catalog.build(reg, settings.get("kinds") or None)
-    if rand is not None:
-        catalog = Catalog(catalog.registry_path, catalog.tasks, rand=rand)
-    log = io.StringIO()
-    worker = Worker(
-        store, catalog, WorkerSettings(**settings), log=WorkerLog(log), worker_id=worker_id
+    ws = WorkerSettings(**settings)
+    extra: dict[str, Any] = {"rand": rand} if rand is not None else {}
+    catalog = Catalog.build(
+        reg, ws.kinds or None, output_cap=ws.output_cap, kill_grace=ws.kill_grace, **extra
     )
+    log = io.StringIO()
+    worker = Worker(store, catalog, ws, log=WorkerLog(log), worker_id=worker_id)
     tw = ThreadedWorker(worker, log, threading.Thread(target=lambda: None))
 
     def target() -> None:

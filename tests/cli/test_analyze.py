@@ -1,0 +1,224 @@
+"""``migrate-cron analyze`` and ``explain``: golden JSON for every sample, exit codes, output.
+
+Golden files live in tests/fixtures/analyze/. After an intended change, regenerate them with
+``UPDATE_GOLDEN=1 .venv/bin/pytest tests/cli/test_analyze.py`` and review the diff.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from migrate_cron.cli.main import app
+from tests.conftest import run_cli
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = ROOT / "tests" / "fixtures" / "analyze"
+NOW = "2026-03-01T00:00:00Z"
+
+CASES = {
+    "shop": ["samples/shop.crontab", "--durations", "samples/durations.csv"],
+    "etc-crontab": ["samples/etc-crontab"],
+    "cron.d-shop": ["samples/cron.d-shop"],
+    "agency-box": ["samples/agency-box.crontab", "--durations", "samples/durations.csv"],
+    "backups": ["samples/backups.crontab"],
+    "workers": ["samples/workers.crontab", "--durations", "samples/durations.csv"],
+    "nightly-loaders": ["samples/nightly-loaders.crontab"],
+    "pasted-quartz": ["samples/pasted-quartz.crontab"],
+    "no-newline": ["samples/no-newline.crontab"],
+    "web-hosts": ["web1:samples/web1.crontab", "web2:samples/web2.crontab"],
+}
+
+
+def invoke(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout
+
+
+@pytest.fixture(autouse=True)
+def _in_repo_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_golden_json(case: str) -> None:
+    code, out = invoke(
+        "analyze", *CASES[case], "--json", "--now", NOW, "--next", "3", "--tz", "Europe/Berlin"
+    )
+    assert code == 0
+    document = json.loads(out)
+    document.pop("generator")
+    path = GOLDEN / f"{case}.json"
+    if os.environ.get("UPDATE_GOLDEN"):
+        path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    expected = json.loads(path.read_text())
+    assert document == expected, f"{case}: run with UPDATE_GOLDEN=1 and review the diff"
+
+
+def test_every_sample_has_a_golden_case() -> None:
+    samples = {
+        p.name
+        for p in (ROOT / "samples").iterdir()
+        if p.is_file() and ("crontab" in p.name or p.name.startswith("cron.d"))
+    }
+    covered = {Path(a.split(":")[-1]).name for args in CASES.values() for a in args}
+    assert samples <= covered
+    assert len(samples) >= 8
+
+
+def test_json_schema_essentials() -> None:
+    _, out = invoke("analyze", "samples/shop.crontab", "--json", "--now", NOW, "--next", "2")
+    doc = json.loads(out)
+    assert doc["schema_version"] == 1
+    entry = next(e for e in doc["entries"] if e["name"] == "invoices-export")
+    for key in (
+        "file",
+        "line",
+        "user",
+        "schedule",
+        "timezone",
+        "command",
+        "env",
+        "next_runs",
+        "findings",
+        "recommendation",
+        "policy",
+        "four_sentences",
+    ):
+        assert key in entry
+    assert entry["line"] == 15
+    assert entry["timezone"] == "Europe/Berlin"  # from CRON_TZ in the file
+    assert len(entry["next_runs"]) == 2
+    assert entry["recommendation"]["action"] == "schedule+enqueue"
+    percent = next(e for e in doc["entries"] if e["line"] == 24)
+    assert percent["stdin"].startswith("Good morning,\nattached")
+    assert "100% automatic" in percent["stdin"]
+
+
+def test_large_documents_are_still_valid_json(tmp_path: Path) -> None:
+    crontab = tmp_path / "big"
+    crontab.write_text("".join(f"{i % 60} {i % 24} * * * /opt/job-{i}\n" for i in range(500)))
+    code, out = invoke("analyze", str(crontab), "--json", "--now", NOW, "--tz", "UTC")
+    assert code == 0
+    doc = json.loads(out)
+    assert len(doc["entries"]) == 500 and doc["summary"]["jobs"] == 500
+
+
+def test_markdown_for_a_ticket() -> None:
+    code, out = invoke("analyze", "samples/shop.crontab", "--markdown", "--now", NOW)
+    assert code == 0
+    assert out.startswith("# Crontab analysis")
+    assert "## `samples/shop.crontab`" in out
+    assert "| 15 | `30 2 * * *` at 02:30 every day |" in out
+    assert "## Migration order" in out
+    assert "Fix: " in out
+
+
+def test_terminal_output_reads_as_tables_and_fixes() -> None:
+    code, out = invoke("analyze", "samples/shop.crontab", "--now", NOW, "--tz", "Europe/Berlin")
+    assert code == 0
+    assert "samples/shop.crontab — 8 jobs, user format" in out
+    assert "fix:" in out and "Summary" in out and "Migrate first" in out
+
+
+def test_stdin_and_format_option() -> None:
+    result = CliRunner().invoke(
+        app,
+        ["analyze", "-", "--format", "system", "--json", "--now", NOW],
+        input="17 * * * * root run-parts /etc/cron.hourly\n",
+    )
+    doc = json.loads(result.stdout)
+    assert doc["files"][0]["format"] == "system"
+    assert doc["entries"][0]["user"] == "root"
+
+
+def test_host_option_labels_files() -> None:
+    _, out = invoke(
+        "analyze",
+        "samples/web1.crontab",
+        "samples/web2.crontab",
+        "--host",
+        "a",
+        "--host",
+        "b",
+        "--json",
+        "--now",
+        NOW,
+    )
+    doc = json.loads(out)
+    assert [f["host"] for f in doc["files"]] == ["a", "b"]
+    assert any(f["rule"] == "duplicate-host" for f in doc["findings"])
+
+
+def test_system_reads_etc_and_skips_unreadable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from migrate_cron.cli import analyze as module
+
+    etc = tmp_path / "crontab"
+    etc.write_text("17 * * * * root run-parts /etc/cron.hourly\n")
+    cron_d = tmp_path / "cron.d"
+    cron_d.mkdir()
+    (cron_d / "php").write_text("09,39 * * * * root /usr/lib/php/sessionclean\n")
+    (cron_d / "php.dpkg-old").write_text("09 * * * * root /old\n")
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    (spool / "www-data").write_text("*/5 * * * * php /srv/artisan queue:work\n")
+    monkeypatch.setattr(module, "SYSTEM_FILES", (str(etc),))
+    monkeypatch.setattr(module, "SYSTEM_DIRS", (str(cron_d),))
+    monkeypatch.setattr(module, "SPOOL_DIRS", (str(spool),))
+    result = CliRunner().invoke(app, ["analyze", "--system", "--json", "--now", NOW])
+    doc = json.loads(result.stdout)
+    assert [f["format"] for f in doc["files"]] == ["system", "system", "user"]
+    assert len(doc["entries"]) == 3
+    assert "php.dpkg-old" in result.stderr
+
+
+# -- the installed command: exit codes and messages ----------------------------------------
+
+
+def test_exit_codes_of_the_installed_command(tmp_path: Path) -> None:
+    ok = run_cli("analyze", "samples/etc-crontab", "--now", NOW, "--json", cwd=ROOT)
+    assert ok.returncode == 0, ok.stderr
+    failing = run_cli(
+        "analyze", "samples/pasted-quartz.crontab", "--fail-on", "error", "--json", cwd=ROOT
+    )
+    assert failing.returncode == 1
+    assert json.loads(failing.stdout)["summary"]["rejected"] == 8
+    below = run_cli("analyze", "samples/etc-crontab", "--fail-on", "info", cwd=ROOT)
+    assert below.returncode == 0
+    missing = run_cli("analyze", "samples/does-not-exist", cwd=ROOT)
+    assert missing.returncode == 2
+    assert "samples/does-not-exist" in missing.stderr and "No such file" in missing.stderr
+    unreadable = tmp_path / "secret"
+    unreadable.write_text("0 * * * * x\n")
+    unreadable.chmod(0)
+    if os.geteuid() != 0:
+        denied = run_cli("analyze", str(unreadable))
+        assert denied.returncode == 2 and "Permission denied" in denied.stderr
+    nothing = run_cli("analyze")
+    assert nothing.returncode == 2 and "no crontab given" in nothing.stderr
+
+
+def test_explain_in_words_with_dst_notes() -> None:
+    result = run_cli(
+        "explain", "30 2 * * *", "--tz", "Europe/Berlin", "--now", NOW, "--next", "2", "--json"
+    )
+    assert result.returncode == 0, result.stderr
+    doc = json.loads(result.stdout)
+    assert doc["description"] == "at 02:30 every day"
+    assert [r["utc"] for r in doc["next_runs"]] == ["2026-03-01T01:30:00Z", "2026-03-02T01:30:00Z"]
+    assert any("2026-03-29" in n and "03:00" in n for n in doc["notes"])
+    text = run_cli("explain", "*/15 9-17 * * mon-fri", "--now", NOW, "--next", "1")
+    assert "every 15 minutes from 09:00 to 17:59 on Monday to Friday" in text.stdout
+    assert "Mon 2026-03-02 09:00" in text.stdout
+
+
+def test_explain_rejects_quartz_with_exit_2() -> None:
+    result = run_cli("explain", "0 30 2 * * ?")
+    assert result.returncode == 2
+    assert "6 fields: looks like a Quartz" in " ".join(result.stderr.split())

@@ -1,0 +1,220 @@
+"""`generate registry`, `migrate`, `rollback`, `verify`, `migrations` through the installed
+command on SQLite: refusals say what to do next; nothing is interpreted but the original
+command."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from migrate_cron.crontab.parser import read_crontab
+from migrate_cron.registry import load_registry
+from tests.conftest import run_cli
+from tests.e2e.journey import cron_command, fire_like_cron
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> dict[str, str]:
+    return {
+        "MIGRATE_CRON_DATABASE_URL": f"sqlite:///{tmp_path / 'q.db'}",
+        "MIGRATE_CRON_REGISTRY": str(tmp_path / "migrate-cron.toml"),
+        "MIGRATE_CRON_TABLE_PREFIX": "",
+        "HOME": str(tmp_path),
+    }
+
+
+def cli(
+    env: dict[str, str], cwd: Path, *args: str, code: int = 0
+) -> subprocess.CompletedProcess[str]:
+    proc = run_cli(*args, env=env, cwd=cwd, timeout=120)
+    assert proc.returncode == code, f"{args}: {proc.returncode}\n{proc.stdout}{proc.stderr}"
+    assert "Traceback" not in proc.stderr
+    return proc
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_every_command_has_help() -> None:
+    for args in (
+        ("plan",),
+        ("generate", "registry"),
+        ("migrate",),
+        ("rollback",),
+        ("verify",),
+        ("migrations",),
+    ):
+        proc = run_cli(*args, "--help")
+        assert proc.returncode == 0 and "Usage" in proc.stdout, args
+
+
+def test_quotes_substitutions_and_percent_survive_to_the_run(
+    tmp_path: Path, project: dict[str, str]
+) -> None:
+    out = tmp_path / "out.txt"
+    line = (
+        f'* * * * * printf \'[\\%s|\\%s|\\%s|\\%s]\' "it\'s" "$(echo sub)" `echo tick` "100\\%" '
+        f"> {out}; cat >> {out}%first line%second \\% line%"
+    )
+    crontab = write(tmp_path / "my.crontab", f"# mine\nGREETING = 'hi there'\n{line}\n")
+    original = crontab.read_bytes()
+    parsed = read_crontab(str(crontab)).jobs[0]
+    expected_dir = tmp_path / "expected"
+    expected_dir.mkdir()
+    subprocess.run(  # what cron itself would do with the original line
+        ["/bin/sh", "-c", (parsed.shell_command or "").replace(str(out), str(expected_dir / "o"))],
+        input=(parsed.stdin or "").encode(),
+        check=True,
+        timeout=30,
+    )
+    cli(project, tmp_path, "generate", "registry", "my.crontab")
+    [name] = [j.name for j in load_registry(tmp_path / "migrate-cron.toml")]
+    cli(project, tmp_path, "db", "upgrade")
+    cli(project, tmp_path, "migrate", name, "--crontab", "my.crontab")
+    assert fire_like_cron(cron_command(crontab, name), hosts=2, env=project) == [0, 0]
+    cli(project, tmp_path, "worker", "--once")
+    assert out.read_bytes() == (expected_dir / "o").read_bytes()
+    assert out.read_text() == "[it's|sub|tick|100%]first line\nsecond % line\n"
+    cli(project, tmp_path, "rollback", name)
+    assert crontab.read_bytes() == original
+
+
+def test_generate_registry_merges_and_never_renames(
+    tmp_path: Path, project: dict[str, str]
+) -> None:
+    crontab = write(tmp_path / "c", "0 1 * * * /opt/bin/export-orders.sh\n0 2 * * * backup.sh\n")
+    cli(project, tmp_path, "generate", "registry", "c")
+    registry = tmp_path / "migrate-cron.toml"
+    registry.write_text(
+        "# ours\n" + registry.read_text().replace('policy = "skip"', 'policy = "run-once"', 1)
+    )
+    write(crontab, "0 1 * * * /opt/bin/export-orders.sh --all\n0 2 * * * backup.sh\n")
+    before = registry.read_bytes()
+    proc = cli(project, tmp_path, "generate", "registry", "c", code=1)
+    assert "changed" in proc.stderr and "--force" in proc.stderr
+    assert "registry: 0 1 * * * /opt/bin/export-orders.sh" in proc.stderr
+    assert registry.read_bytes() == before
+    cli(project, tmp_path, "generate", "registry", "c", "--force")
+    reg = load_registry(registry)
+    assert sorted(j.name for j in reg) == ["backup", "export-orders"]
+    job = reg.get("export-orders")
+    assert job.command == "/opt/bin/export-orders.sh --all" and job.policy == "run-once"
+    assert registry.read_text().startswith("# ours\n")
+
+
+def test_refusals_say_what_to_do(tmp_path: Path, project: dict[str, str]) -> None:
+    write(tmp_path / "c", "30 2 * * * /opt/bin/export-invoices\n")
+    cli(project, tmp_path, "generate", "registry", "c")
+    unknown = cli(project, tmp_path, "migrate", "nope", code=1)
+    assert "known jobs: export-invoices" in unknown.stderr
+    no_tables = cli(project, tmp_path, "migrate", "export-invoices", code=1)
+    assert "db upgrade" in no_tables.stderr and "nothing was changed" in no_tables.stderr
+    password = cli(
+        project,
+        tmp_path,
+        "migrate",
+        "export-invoices",
+        "--database-url",
+        "postgresql://app:s3cret@db/app",
+        code=2,
+    )
+    assert "password" in password.stderr and "--url-from-env" in password.stderr
+    assert "s3cret" not in password.stderr
+    not_switched = cli(project, tmp_path, "rollback", "export-invoices")
+    assert "nothing to roll back" in not_switched.stderr
+    no_registry = cli(
+        {**project, "MIGRATE_CRON_REGISTRY": str(tmp_path / "none.toml")},
+        tmp_path,
+        "migrate",
+        "x",
+        code=2,
+    )
+    assert "generate registry" in no_registry.stderr
+
+
+def test_url_from_env_writes_no_url(tmp_path: Path, project: dict[str, str]) -> None:
+    crontab = write(tmp_path / "c", "30 2 * * * /opt/bin/export-invoices\n")
+    cli(project, tmp_path, "generate", "registry", "c")
+    cli(project, tmp_path, "db", "upgrade")
+    cli(
+        project,
+        tmp_path,
+        "migrate",
+        "export-invoices",
+        "--url-from-env",
+        "--executable",
+        "/usr/local/bin/migrate-cron",
+    )
+    line = crontab.read_text().splitlines()[0]
+    assert line.startswith("30 2 * * * /usr/local/bin/migrate-cron enqueue export-invoices")
+    assert "--database-url" not in line
+
+
+def test_install_pipes_to_crontab_after_checking_it(
+    tmp_path: Path, project: dict[str, str]
+) -> None:
+    spool = tmp_path / "spool"
+    fake = tmp_path / "fakebin"
+    fake.mkdir()
+    (fake / "crontab").write_text(
+        "#!/bin/sh\n"
+        f'if [ "$1" = -l ]; then [ -f "{spool}" ] || {{ echo "no crontab for me" >&2; exit 1; }};'
+        f' cat "{spool}"; exit 0; fi\n'
+        f'if [ "$1" = - ]; then cat > "{spool}"; exit 0; fi\nexit 2\n'
+    )
+    (fake / "crontab").chmod(0o755)
+    env = {**project, "PATH": f"{fake}:/usr/bin:/bin"}
+    crontab = write(tmp_path / "c", "MAILTO=me\n*/5 * * * * /opt/bin/poll-orders\n")
+    cli(env, tmp_path, "generate", "registry", "c")
+    cli(env, tmp_path, "db", "upgrade")
+    refused = cli(env, tmp_path, "migrate", "poll-orders", "--install", code=1)
+    assert "no installed crontab" in refused.stderr and "crontab -l >" in refused.stderr
+    spool.write_bytes(crontab.read_bytes())
+    done = cli(env, tmp_path, "migrate", "poll-orders", "--install")
+    assert "installed" in done.stderr
+    assert (
+        spool.read_bytes() == crontab.read_bytes() and b"enqueue poll-orders" in spool.read_bytes()
+    )
+    cli(env, tmp_path, "rollback", "poll-orders")
+    assert spool.read_bytes() == b"MAILTO=me\n*/5 * * * * /opt/bin/poll-orders\n"
+
+
+def test_verify_lists_slot_differences_and_dual_execution(
+    tmp_path: Path, project: dict[str, str]
+) -> None:
+    crontab = write(tmp_path / "c", "CRON_TZ=UTC\n30 2 * * * /opt/bin/export-invoices\n")
+    cli(project, tmp_path, "generate", "registry", "c")
+    ok = json.loads(cli(project, tmp_path, "verify", "export-invoices", "--json").stdout)
+    assert ok["ok"] and [c["status"] for c in ok["checks"]] == ["ok", "ok", "skipped"]
+    registry = tmp_path / "migrate-cron.toml"
+    registry.write_text(
+        registry.read_text().replace('schedule = "30 2 * * *"', 'schedule = "30 3 * * *"')
+    )
+    write(crontab, crontab.read_text() + "0 4 * * * /opt/bin/export-invoices\n")
+    bad = cli(project, tmp_path, "verify", "export-invoices", code=1)
+    assert "FAIL" in bad.stdout and "cron fires at" in bad.stdout
+    assert "c:3 still runs the command" in bad.stdout
+    report = json.loads(
+        cli(project, tmp_path, "verify", "export-invoices", "--json", code=1).stdout
+    )
+    assert [c["status"] for c in report["checks"]][:2] == ["fail", "fail"]
+
+
+def test_migrations_without_a_database_still_lists_jobs(
+    tmp_path: Path, project: dict[str, str]
+) -> None:
+    write(tmp_path / "c", "*/5 * * * * /opt/bin/sync-payments\n0 3 * * * /opt/bin/backup.sh\n")
+    cli(project, tmp_path, "generate", "registry", "c")
+    cli(project, tmp_path, "db", "upgrade")
+    cli(project, tmp_path, "migrate", "sync-payments", "--to", "scheduler")
+    env = {**project, "MIGRATE_CRON_DATABASE_URL": "postgresql://nobody@127.0.0.1:1/x"}
+    proc = cli(env, tmp_path, "migrations", "--json")
+    rows = {r["job"]: r for r in json.loads(proc.stdout)}
+    assert rows["sync-payments"]["mode"] == "scheduler" and rows["backup"]["mode"] == "cron"
+    assert "no queue numbers" in proc.stderr
+    assert (tmp_path / "c").read_text().startswith("#[migrate-cron scheduler sync-payments] */5")

@@ -1,0 +1,136 @@
+"""The whole journey of one crontab line, through the installed `migrate-cron` command, on
+SQLite and PostgreSQL: analyze → plan → generate registry + Alembic revision → db upgrade →
+migrate → fire twice as cron would → a worker runs it once → status → verify → migrations →
+rollback restores the file byte for byte. Each step checks files, rows and exit codes."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from migrate_cron.crontab.schedule import Schedule
+from migrate_cron.registry import load_registry
+from migrate_cron.store import open_store
+from tests.conftest import run_cli
+
+from .journey import cron_command, fire_like_cron, shop_crontab
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_the_journey_of_one_line(
+    backend: str, db_url: str, table_prefix: str, tmp_path: Path
+) -> None:
+    crontab, runs_log = shop_crontab(tmp_path)
+    original = crontab.read_bytes()
+    env = {
+        "MIGRATE_CRON_DATABASE_URL": db_url,
+        "MIGRATE_CRON_TABLE_PREFIX": table_prefix,
+        "MIGRATE_CRON_REGISTRY": "",
+        "HOME": str(tmp_path),
+    }
+
+    def cli(*args: str, code: int = 0) -> str:
+        proc = run_cli(*args, env=env, cwd=tmp_path, timeout=120)
+        assert proc.returncode == code, f"{args}: {proc.returncode}\n{proc.stdout}{proc.stderr}"
+        return proc.stdout + proc.stderr
+
+    registry = tmp_path / "migrate-cron.toml"
+    env["MIGRATE_CRON_REGISTRY"] = str(registry)
+    store = open_store(db_url, prefix=table_prefix)
+    try:
+        # 1. analyze, 2. plan: the hand-over poller first, the framework scheduler left alone
+        assert "orders-push-erp" in cli("analyze", "shop.crontab")
+        plan = json.loads(run_cli("plan", "shop.crontab", "--json", env=env, cwd=tmp_path).stdout)
+        assert [p["step"] for p in plan] == sorted(p["step"] for p in plan)
+        first = plan[0]
+        assert first["step"] == 1 and first["line"] == 12 and first["name"] == "orders-push-erp"
+        assert any("erp" in r for r in first["reasons"])
+        leave = {p["name"]: p for p in plan if p["step"] == 4}
+        assert "schedule-run" in leave
+        name = first["name"]
+
+        # 3. the registry (re-running keeps it byte for byte) and the Alembic revision
+        out = json.loads(
+            run_cli("generate", "registry", "shop.crontab", "--json", env=env, cwd=tmp_path).stdout
+        )
+        assert {j["status"] for j in out["jobs"]} == {"new"} and len(out["jobs"]) == 8
+        text = registry.read_text()
+        cli("generate", "registry", "shop.crontab")
+        assert registry.read_text() == text
+        spec = load_registry(registry).get(name)
+        assert spec.mode == "cron" and spec.timezone == "Europe/Berlin"
+        assert spec.source is not None and spec.source.line == 12
+        assert original.split(b"\n")[11].decode() == spec.source.text
+        cli("generate", "migration", "--init", "alembic", "--table-prefix", table_prefix)
+        assert list((tmp_path / "alembic" / "versions").glob("*.py"))
+
+        # 4. db upgrade
+        cli("db", "upgrade")
+        assert store.count_jobs() == 0
+
+        # 5. migrate: a dry run changes nothing; the real one rewrites only line 12
+        registry_before = registry.read_bytes()
+        assert "+*/5 * * * *" in cli("migrate", name, "--crontab", "shop.crontab", "--dry-run")
+        assert crontab.read_bytes() == original and registry.read_bytes() == registry_before
+        cli("migrate", name, "--crontab", "shop.crontab")
+        after = crontab.read_bytes().split(b"\n")
+        before = original.split(b"\n")
+        assert [i for i, (a, b) in enumerate(zip(after, before, strict=True)) if a != b] == [11]
+        assert after[11].startswith(b"*/5 * * * * /") and b" enqueue orders-push-erp " in after[11]
+        spec = load_registry(registry).get(name)
+        assert spec.mode == "enqueue" and spec.migration is not None
+        assert spec.migration.previous_mode == "cron"
+
+        # 6. fire it as cron would: the same minute on two hosts → one job, one slot row
+        command = cron_command(crontab, name)
+        slot = Schedule(spec.schedule or "", spec.timezone).latest_at_or_before(datetime.now(UTC))
+        assert slot is not None
+        iso = slot.strftime("%Y-%m-%dT%H:%M:%SZ")
+        assert fire_like_cron(f"{command} --slot {iso}", hosts=2, env=env) == [0, 0]
+        jobs = store.list_jobs(kind=name)
+        assert len(jobs) == 1 and jobs[0].state == "open" and jobs[0].scheduled_for == slot
+        assert len(store.runs(name)) == 1
+
+        # 7. a worker runs it once, with the slot passed to the command
+        cli("worker", "--once")
+        assert store.get(jobs[0].id).state == "done"  # type: ignore[union-attr]
+        assert runs_log.read_text().splitlines() == [
+            f"ran: php artisan orders:push-erp --limit=250 (slot {slot.isoformat()})"
+        ]
+
+        # 8. status shows it; verify passes every check; migrations shows the numbers
+        status = json.loads(run_cli("status", "--json", env=env, cwd=tmp_path).stdout)
+        assert name in json.dumps(status)
+        report = json.loads(run_cli("verify", name, "--json", env=env, cwd=tmp_path).stdout)
+        assert report["ok"] is True
+        assert [c["status"] for c in report["checks"]] == ["ok", "ok", "ok"]
+        assert report["checks"][2]["data"]["done"] == 1
+        rows = json.loads(run_cli("migrations", "--json", env=env, cwd=tmp_path).stdout)
+        row = next(r for r in rows if r["job"] == name)
+        assert row["mode"] == "enqueue" and row["done"] == 1 and row["failed"] == 0
+        assert next(r for r in rows if r["job"] == "schedule-run")["next_step"].startswith(
+            "leave on cron"
+        )
+
+        # 9. rollback restores the file byte for byte, and the mode
+        cli("rollback", name)
+        assert crontab.read_bytes() == original
+        spec = load_registry(registry).get(name)
+        assert spec.mode == "cron" and spec.migration is None
+        tomllib.loads(registry.read_text())
+
+        # a line edited since generation is refused, and nothing changes
+        edited = original.replace(b"--limit=250", b"--limit=500")
+        crontab.write_bytes(edited)
+        registry_before = registry.read_bytes()
+        message = cli("migrate", name, "--crontab", "shop.crontab", code=1)
+        assert "changed since the registry was generated" in message
+        assert "--limit=250" in message and "--limit=500" in message and "--force" in message
+        assert crontab.read_bytes() == edited and registry.read_bytes() == registry_before
+    finally:
+        store.drop_schema()
+        store.dispose()
