@@ -127,7 +127,8 @@ def main() -> int:
     print(f"  in-process, cold caches : {cold:6.2f} s")
     print(f"  in-process, warm caches : {warm:6.2f} s")
     print(
-        f"  installed command       : {command:6.2f} s (best of {args.repeat}, process start included)"
+        f"  installed command       : {command:6.2f} s "
+        f"(best of {args.repeat}, process start included)"
     )
     over = cold > TARGET_SECONDS or command > TARGET_SECONDS
     if over:

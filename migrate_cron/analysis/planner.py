@@ -67,14 +67,13 @@ def plan(
     by_line: dict[tuple[str | None, str, int], list[Finding]] = {}
     for finding in findings:
         by_line.setdefault((finding.host, finding.file, finding.line), []).append(finding)
-    ranked: list[tuple[tuple[object, ...], PlanItem]] = []
+    ranked: list[tuple[tuple[object, ...], dict[str, object]]] = []
     for index, job in enumerate(entries):
         own = by_line.get((job.host, job.line.file, job.line.number), [])
         verdict = classifications[index] if classifications is not None else classify(job, own)
         category, reasons = _categorise(job, own, verdict)
         runs = job.cadence.runs_per_day if job.cadence else 0.0
-        item = PlanItem(
-            order=0,
+        item = dict(
             file=job.line.file,
             line=job.line.number,
             host=job.host,
@@ -88,7 +87,7 @@ def plan(
         key = (category.rank, -len(reasons), -runs, job.host or "", job.line.file, job.line.number)
         ranked.append((key, item))
     ranked.sort(key=lambda pair: pair[0])
-    return [_numbered(item, i) for i, (_, item) in enumerate(ranked, start=1)]
+    return [PlanItem(order=i, **item) for i, (_, item) in enumerate(ranked, start=1)]  # type: ignore[arg-type]
 
 
 def _categorise(
@@ -116,9 +115,3 @@ def _categorise(
     if long_run:
         return Category.LONG_RUN, tuple(long_run)
     return Category.LEAVE, (verdict.reason,)
-
-
-def _numbered(item: PlanItem, order: int) -> PlanItem:
-    from dataclasses import replace
-
-    return replace(item, order=order)

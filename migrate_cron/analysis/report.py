@@ -80,27 +80,27 @@ def analyze(
     """Run every rule over every job line, classify, plan, and compute the next runs."""
     ctx = Context(now=now)
     jobs: list[Job] = []
-    findings_by_job: dict[int, list[Finding]] = {}
-    syntax: list[Finding] = []
+    own: list[list[Finding]] = []  # per job: syntax warnings of its line, then rule findings
+    in_order: list[list[Finding]] = []  # per line with findings, in file order (shared lists)
     names: Counter[str] = Counter()
     for crontab in files:
         for line in crontab.lines:
-            for problem in line.problems:
-                syntax.append(parse_finding(line, problem, crontab.host))
+            syntax = [parse_finding(line, p, crontab.host) for p in line.problems]
             if line.kind is not Kind.JOB:
+                if syntax:
+                    in_order.append(syntax)
                 continue
             base = read_command(line.shell_command or "").name
             names[base] += 1
             name = base if names[base] == 1 else f"{base}-{names[base]}"
             jobs.append(make_job(line, crontab.host, default_tz, name))
-    for index, job in enumerate(jobs):
-        own: list[Finding] = []
+            own.append(syntax)
+            in_order.append(syntax)
+    for job, found in zip(jobs, own, strict=True):
         for rule in PER_LINE:
-            assert rule.check is not None
-            hit = rule.check(job, ctx)
+            hit = rule.check(job, ctx)  # type: ignore[misc]
             if hit is not None:
-                own.append(rule.finding(job, hit))
-        findings_by_job[index] = own
+                found.append(rule.finding(job, hit))
     index_of = {id(job): i for i, job in enumerate(jobs)}
     for rule, hits in (
         (ORDERING, hidden_ordering(jobs)),
@@ -108,32 +108,31 @@ def analyze(
         (DURATION, too_long(jobs, durations or {})),
     ):
         for job, hit in hits:
-            findings_by_job[index_of[id(job)]].append(rule.finding(job, hit))
-    syntax_by_line: dict[tuple[str | None, str, int], list[Finding]] = {}
-    for finding in syntax:
-        syntax_by_line.setdefault((finding.host, finding.file, finding.line), []).append(finding)
+            own[index_of[id(job)]].append(rule.finding(job, hit))
     reports: list[JobReport] = []
     classifications: list[Classification] = []
-    all_findings: list[Finding] = list(syntax)
-    for index, job in enumerate(jobs):
-        own = (
-            syntax_by_line.get((job.host, job.line.file, job.line.number), [])
-            + findings_by_job[index]
+    verdicts: dict[tuple[object, ...], Classification] = {}
+    for job, found in zip(jobs, own, strict=True):
+        key = (
+            job.command.text,
+            job.is_reboot,
+            job.cadence.typical_gap if job.cadence else None,
+            frozenset(f.rule for f in found),
         )
-        verdict = classify(job, own)
+        verdict = verdicts.get(key)
+        if verdict is None:
+            verdict = verdicts[key] = classify(job, found)
         classifications.append(verdict)
-        all_findings.extend(findings_by_job[index])
         reports.append(
             JobReport(
                 job=job,
-                findings=tuple(own),
+                findings=tuple(found),
                 classification=verdict,
                 next_runs=_next_runs(job.line.schedule or "", job.timezone, now, next_count),
-                description=job.schedule.describe() if job.schedule else "at boot",
+                description=_description(job),
             )
         )
-    order = {(c.host, c.path): i for i, c in enumerate(files)}
-    all_findings.sort(key=lambda f: (order.get((f.host, f.file), 0), f.line, f.rule))
+    all_findings = [f for group in in_order for f in group]
     items = plan(jobs, all_findings, classifications)
     return Report(
         now=now,
@@ -144,6 +143,10 @@ def analyze(
         findings=tuple(all_findings),
         plan=tuple(items),
     )
+
+
+def _description(job: Job) -> str:
+    return job.schedule.describe() if job.schedule else "at boot (when cron starts)"
 
 
 @lru_cache(maxsize=65536)
@@ -189,10 +192,30 @@ def _finding_json(f: Finding, located: bool) -> dict[str, Any]:
     return data
 
 
+@lru_cache(maxsize=65536)
+def _verdict_json(verdict: Classification) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """Recommendation, policy and four-sentences parts (shared between identical verdicts)."""
+    return (
+        {"action": str(verdict.recommendation), "reason": verdict.reason},
+        {"name": str(verdict.policy), "reason": verdict.policy_reason},
+        {
+            "count": verdict.true_sentences,
+            "should_move": verdict.should_move,
+            "true": [s.id for s in verdict.sentences if s.true],
+            "why": {s.id: s.why for s in verdict.sentences if s.true},
+        },
+    )
+
+
+@lru_cache(maxsize=65536)
+def _runs_json(runs: tuple[datetime, ...]) -> list[str]:
+    return [_iso(t) for t in runs]
+
+
 def _entry_json(r: JobReport) -> dict[str, Any]:
     job = r.job
     line = job.line
-    verdict = r.classification
+    recommendation, policy, sentences = _verdict_json(r.classification)
     return {
         "file": line.file,
         "host": job.host,
@@ -208,43 +231,36 @@ def _entry_json(r: JobReport) -> dict[str, Any]:
         "shell_command": line.shell_command,
         "stdin": line.stdin,
         "env": line.env,
-        "next_runs": [_iso(t) for t in r.next_runs],
+        "next_runs": _runs_json(r.next_runs),
         "findings": [_finding_json(f, located=False) for f in r.findings],
-        "recommendation": {"action": str(verdict.recommendation), "reason": verdict.reason},
-        "policy": {"name": str(verdict.policy), "reason": verdict.policy_reason},
-        "four_sentences": {
-            "true": verdict.true_sentences,
-            "should_move": verdict.should_move,
-            "sentences": [
-                {"id": s.id, "text": s.text, "true": s.true, "why": s.why}
-                for s in verdict.sentences
-            ],
-        },
+        "recommendation": recommendation,
+        "policy": policy,
+        "four_sentences": sentences,
     }
 
 
 def _to_json(report: Report) -> dict[str, Any]:
     from migrate_cron import __version__
+    from migrate_cron.analysis.classifier import SENTENCES
 
-    rejected = []
-    for crontab in report.files:
-        for line in crontab.lines:
-            if line.kind is Kind.INVALID:
-                problem = line.problems[0]
-                rejected.append(
-                    {
-                        "file": line.file,
-                        "host": crontab.host,
-                        "line": line.number,
-                        "column": problem.column,
-                        "field": problem.field,
-                        "rule": f"syntax/{problem.code}",
-                        "reason": problem.message,
-                        "text": line.text,
-                    }
-                )
+    entry_lines = {(r.job.host, r.job.line.file, r.job.line.number) for r in report.jobs}
+    texts = {
+        (c.host, line.file, line.number): line.text
+        for c in report.files
+        for line in c.lines
+        if line.problems and line.kind is not Kind.JOB
+    }
+    other = []
+    for f in report.findings:
+        key = (f.host, f.file, f.line)
+        if key in entry_lines:
+            continue
+        data = _finding_json(f, located=True)
+        data["text"] = texts.get(key)
+        other.append(data)
     severities = Counter(str(f.severity) for f in report.findings)
     actions = Counter(str(r.classification.recommendation) for r in report.jobs)
+    rejected = sum(len(c.invalid) for c in report.files)
     return {
         "schema_version": SCHEMA_VERSION,
         "generator": f"migrate-cron {__version__}",
@@ -265,8 +281,7 @@ def _to_json(report: Report) -> dict[str, Any]:
             for c in report.files
         ],
         "entries": [_entry_json(r) for r in report.jobs],
-        "rejected": rejected,
-        "findings": [_finding_json(f, located=True) for f in report.findings],
+        "findings": other,
         "plan": [
             {
                 "order": p.order,
@@ -286,11 +301,21 @@ def _to_json(report: Report) -> dict[str, Any]:
             "files": len(report.files),
             "lines": sum(len(c.lines) for c in report.files),
             "jobs": len(report.jobs),
-            "rejected": len(rejected),
+            "rejected": rejected,
             "findings": {s: severities.get(s, 0) for s in ("error", "warning", "info")},
             "recommendations": {
                 a: actions.get(a, 0) for a in ("queue", "schedule+enqueue", "keep")
             },
             "should_move": sum(1 for r in report.jobs if r.classification.should_move),
         },
+        "sentences": {key: text for key, text in SENTENCES},
+        "rules": _rules_json(),
+    }
+
+
+@lru_cache(maxsize=1)
+def _rules_json() -> dict[str, dict[str, str]]:
+    return {
+        rule.id: {"severity": str(rule.severity), "explanation": rule.explanation, "fix": rule.fix}
+        for rule in (*PER_LINE, ORDERING, DUPLICATE, DURATION)
     }

@@ -12,6 +12,7 @@ import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from datetime import date, datetime, timedelta
+from functools import lru_cache
 
 from migrate_cron.analysis.finding import Context, Finding, Hit, Rule
 from migrate_cron.analysis.job import Job
@@ -35,8 +36,8 @@ def _poll(job: Job, ctx: Context) -> Hit | None:
     if cadence is None or cadence.typical_gap is None or cadence.typical_gap > POLL_MINUTES:
         return None
     return Hit(
-        f"polls {every_minutes(cadence.typical_gap)} ({cadence.runs_per_day:g} runs a day), and most runs likely find "
-        "nothing to do"
+        f"polls {every_minutes(cadence.typical_gap)} ({cadence.runs_per_day:g} runs a day), "
+        "and most runs likely find nothing to do"
     )
 
 
@@ -299,7 +300,12 @@ def handover_words(job: Job) -> tuple[str, ...]:
     program is a mailer with only weak words (mail, send, notify…) and the word "report" count
     as reports.
     """
-    text = _REPORTING_MAIL.sub(" ", job.command.lower)
+    return _handover_words(job.command.lower, job.command.program)
+
+
+@lru_cache(maxsize=131072)
+def _handover_words(lower: str, program: str) -> tuple[str, ...]:
+    text = _REPORTING_MAIL.sub(" ", lower)
     seen: list[str] = []
     for match in _HANDOVER.finditer(text):
         word = match.group(1)
@@ -308,7 +314,7 @@ def handover_words(job: Job) -> tuple[str, ...]:
     if (
         seen
         and all(w in _WEAK_HANDOVER for w in seen)
-        and ("report" in text or job.command.program in _MAILERS)
+        and ("report" in text or program in _MAILERS)
     ):
         return ()
     return tuple(seen)

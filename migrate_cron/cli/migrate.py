@@ -452,6 +452,12 @@ def _explain_migrate(result: SwitchResult, registry: Path, dry_run: bool) -> Non
             "commented out; `migrate-cron scheduler` now fires it"
         )
     info(f"backup of the previous file: {result.backup}; registry: {registry} (mode updated)")
+    if result.run_as and result.mode == "enqueue":
+        info(
+            f"cron runs this line as {result.run_as}: that user must be able to read "
+            f"{registry.resolve()} and reach the database (for SQLite: write the file and its "
+            "directory)"
+        )
     for note in result.notes:
         info(f"note: {note}")
     _install_note(result, dry_run)
@@ -556,3 +562,18 @@ def _print_progress(rows) -> None:  # type: ignore[no-untyped-def]
             escape(r.next_step),
         )
     _console().print(table)
+
+
+def reflow(doc: str | None) -> str | None:
+    """A docstring as --help text: paragraphs kept, the line breaks inside them dropped (rich
+    would otherwise keep each source line break in the terminal)."""
+    import inspect
+
+    if not doc:
+        return doc
+    paragraphs = inspect.cleandoc(doc).split("\n\n")
+    return "\n\n".join(" ".join(p.split()) for p in paragraphs)
+
+
+for _command in (migrate, rollback, verify, migrations, generate_registry):
+    _command.__doc__ = reflow(_command.__doc__)

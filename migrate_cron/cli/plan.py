@@ -47,8 +47,13 @@ def plan(
         ),
     ] = None,
 ) -> None:
-    """The migration plan: (1) where lost work hurts most, (2) pollers, (3) long runs to
-    split, (4) lines to leave alone — each with the words or findings behind it."""
+    """The migration plan, by pain: lost work first, then pollers, long runs, and the rest.
+
+    (1) lines where lost work hurts most (hand-overs: exports, invoices, payments, mail,
+    webhooks, syncs), (2) lines that poll every few minutes, (3) long runs to split into a
+    producer plus many small jobs, (4) lines to leave alone — each with the words or findings
+    behind it. Table, --json or --markdown.
+    """
     from migrate_cron.errors import UsageError
     from migrate_cron.migration.planning import analyze_files, plan_rows
 
@@ -167,3 +172,12 @@ def _check_zone(name: str) -> None:
 
 def _md(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _reflow_help() -> None:
+    from migrate_cron.cli.migrate import reflow
+
+    plan.__doc__ = reflow(plan.__doc__)
+
+
+_reflow_help()

@@ -87,21 +87,22 @@ def status(
         raise UsageError("--since: the window must be longer than 0s")
     if watch and (as_json or check):
         raise UsageError("--watch is a live view for a terminal; drop --json/--check")
+    from migrate_cron.ops.status import Thresholds
+
+    limits = Thresholds(
+        max_age=parse_duration(max_age, option="--max-age"),
+        max_failed=max_failed,
+        max_lag=parse_duration(max_lag, option="--max-lag"),
+    )
+    refresh = parse_duration(interval, option="--interval")
     specs = optional_registry(registry)
     from migrate_cron.cli.common import open_store
 
     store = open_store(database_url, table_prefix)
     try:
         if watch:
-            _watch(store, window, specs, parse_duration(interval, option="--interval"))
+            _watch(store, window, specs, refresh)
         elif check:
-            from migrate_cron.ops.status import Thresholds
-
-            limits = Thresholds(
-                max_age=parse_duration(max_age, option="--max-age"),
-                max_failed=max_failed,
-                max_lag=parse_duration(max_lag, option="--max-lag"),
-            )
             _check(_report(store, window, specs), limits, as_json)
         else:
             report = _report(store, window, specs)

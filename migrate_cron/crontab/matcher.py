@@ -52,8 +52,11 @@ def walls_after(matcher: Matcher, start: datetime) -> Iterator[datetime]:
         current = wall
 
 
+_USE_CRONITER = os.environ.get("MIGRATE_CRON_MATCHER") == "croniter"
+
+
 def make_matcher(fields: CronFields) -> Matcher:
-    if os.environ.get("MIGRATE_CRON_MATCHER") == "croniter":
+    if _USE_CRONITER:
         return CroniterMatcher(fields)
     return CalendarMatcher(fields)
 

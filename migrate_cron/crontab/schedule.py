@@ -334,9 +334,10 @@ def _describe_cached(expr: str) -> str:
 
 
 @lru_cache(maxsize=1)
-def _calendar_counts() -> list[list[list[int]]]:
-    """counts[month][day][weekday] over 2001-2028: 28 years, 1461 whole weeks, so every
-    weekday and leap day appears at its long-run frequency."""
+def _calendar_counts() -> tuple[list[list[list[int]]], list[list[int]], list[list[int]]]:
+    """Day counts over 2001-2028 (28 years = 1461 whole weeks, so every weekday and leap day
+    appears at its long-run frequency): by [month][day][weekday], by [month][day] and by
+    [month][weekday]."""
     counts = [[[0] * 7 for _ in range(32)] for _ in range(13)]
     day = date(2001, 1, 1)
     end = date(2029, 1, 1)
@@ -344,7 +345,9 @@ def _calendar_counts() -> list[list[list[int]]]:
     while day < end:
         counts[day.month][day.day][day.isoweekday() % 7] += 1
         day += one
-    return counts
+    by_day = [[sum(counts[m][d]) for d in range(32)] for m in range(13)]
+    by_weekday = [[sum(counts[m][d][w] for d in range(32)) for w in range(7)] for m in range(13)]
+    return counts, by_day, by_weekday
 
 
 _CYCLE_DAYS = (date(2029, 1, 1) - date(2001, 1, 1)).days
@@ -359,18 +362,16 @@ def _runs_per_day(expr: str) -> float:
     all_weekdays = len(fields.weekdays) == 7
     if all_days and all_weekdays and len(fields.months) == 12:
         return float(per_day)
-    counts = _calendar_counts()
+    counts, by_day, by_weekday = _calendar_counts()
     matching = 0
     for m in fields.months:
-        by_day = counts[m]
-        on_days = sum(sum(by_day[d]) for d in fields.days)
-        on_weekdays = sum(by_day[d][w] for d in range(1, 32) for w in fields.weekdays)
-        both = (
-            on_days
-            if all_weekdays
-            else on_weekdays
-            if all_days
-            else sum(by_day[d][w] for d in fields.days for w in fields.weekdays)
-        )
+        on_days = sum(by_day[m][d] for d in fields.days)
+        on_weekdays = sum(by_weekday[m][w] for w in fields.weekdays)
+        if all_weekdays:
+            both = on_days
+        elif all_days:
+            both = on_weekdays
+        else:
+            both = sum(counts[m][d][w] for d in fields.days for w in fields.weekdays)
         matching += (on_days + on_weekdays - both) if fields.day_or else both
     return per_day * matching / _CYCLE_DAYS

@@ -117,6 +117,7 @@ def _skip_reason(line: CrontabLine) -> str | None:
 
 def _job(line: CrontabLine, path: str, default_timezone: str, hint: Advice) -> GeneratedJob:
     env = {k: v for k, v in line.env.items() if k not in _NOT_ENV}
+    home, where = home_of(line.user)
     return GeneratedJob(
         name=hint.name,
         command=line.shell_command or "",
@@ -126,9 +127,29 @@ def _job(line: CrontabLine, path: str, default_timezone: str, hint: Advice) -> G
         shell=line.env.get("SHELL", "/bin/sh"),
         env=env,
         stdin=line.stdin,
-        cwd=None,
+        cwd=home,
         policy=hint.policy,
-        note=hint.note,
+        note=hint.note + (f"\n{where}" if where else ""),
+    )
+
+
+def home_of(user: str | None) -> tuple[str | None, str]:
+    """Where cron runs a line: its owner's home. For a system line that is the user field's
+    home on this host; a user crontab is assumed to be the current user's (the usual
+    ``crontab -l > file``). None when that directory does not exist here."""
+    import pwd
+
+    try:
+        home = pwd.getpwnam(user).pw_dir if user else str(Path.home())
+    except (KeyError, RuntimeError):
+        return None, f"cwd not set: no home directory for {user or 'this user'} on this host"
+    if not Path(home).is_dir():
+        return None, f"cwd not set: {home} does not exist on this host"
+    if user:
+        return home, f"cwd: {user}'s home, where cron runs the line"
+    return (
+        home,
+        "cwd: the home of the user who generated this (cron runs a line in its owner's home)",
     )
 
 

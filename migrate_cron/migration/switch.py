@@ -81,6 +81,7 @@ class SwitchResult:
     installed: bool = False
     backup: str | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    run_as: str | None = None  # the user field of a system crontab line
 
 
 @dataclass(frozen=True)
@@ -152,6 +153,7 @@ def migrate(
             written=False,
             installed=install,
             notes=tuple(notes),
+            run_as=src.user,
         )
         if install:
             _check_installed(installer, text, path)

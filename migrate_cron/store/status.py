@@ -11,11 +11,12 @@ the table:
   interpolation between ranks (``percentile_cont``), the same definition on every backend:
   PostgreSQL computes them natively; elsewhere window functions rank the rows in the database
   and only the few rows at the needed ranks come back.
-- **last**: the newest success and failure per kind, all time. Kinds are listed with a loose
-  index scan (a recursive CTE that hops from one kind to the next on the ``(kind, state,
-  finished_at)`` index) and each answer is one index probe, whatever the number of done rows.
-- **slots**: the newest ``scheduled_runs`` row per scheduled job (loose scan on the slot key),
-  then those rows by primary key with the state and start time of the job each enqueued.
+- **last**: the newest success and failure per kind, all time, by loose index scan on
+  ``(kind, state, finished_at)``: one index probe per kind, whatever the number of done rows
+  (a recursive CTE hopping from kind to kind on PostgreSQL and SQLite; MySQL/MariaDB's own
+  "index for group-by").
+- **slots**: the newest slot per scheduled job the same way on the slot key, then those rows
+  by that key with the state and start time of the job each enqueued.
 
 "Done" in the answer means done inside the window; failed and cancelled are all-time counts
 (a permanently failed job needs a person until someone retries or cancels it).
@@ -273,7 +274,8 @@ class StatusQueries:
 
     # ------------------------------------------------------------------ dialect pieces
     def _seconds(self, start: Any, end: Any) -> ColumnElement[Any]:
-        """``end - start`` in seconds (with microseconds where the dialect keeps them)."""
+        """``end - start`` in seconds: microseconds on PostgreSQL and MySQL, milliseconds on
+        SQLite."""
         family = self.store.family
         if family == "postgresql":
             return cast(func.extract("epoch", end - start), Float)

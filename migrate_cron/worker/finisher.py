@@ -83,7 +83,7 @@ class Finisher(threading.Thread):
                 self._kick.wait(self._interval)  # let the batch fill for a few ms
                 self._kick.clear()
             while items:
-                batch = []
+                batch: list[tuple[int, Outcome]] = []
                 while items and len(batch) < self._max:
                     batch.append(items.popleft())
                 self._flush_retrying(batch)

@@ -241,3 +241,13 @@ def test_clock_jumping_backwards_enqueues_nothing_twice(store: Store) -> None:
     clock.set(at(4))
     assert [e.slot for e in scheduler.tick()] == [at(4)]
     assert job_slots(store, "hourly") == [at(0), at(1), at(2), at(3), at(4)]
+
+
+def test_enqueue_runs_keeps_request_order_and_dedupes(store: Store) -> None:
+    existing = store.enqueue_run("b", at(1))
+    got = store.enqueue_runs([("b", at(2), 3), ("a", at(1), 5), ("b", at(1), 5)], batch=2)
+    assert [r.created for r in got] == [True, True, False]
+    assert got[2].job_id == existing.job_id
+    new = store.get(got[0].job_id)  # type: ignore[arg-type]
+    assert new is not None and (new.kind, new.scheduled_for, new.max_attempts) == ("b", at(2), 3)
+    assert store.enqueue_runs([]) == []
