@@ -79,7 +79,7 @@ def generate(lines: int, seed: int = 7) -> str:
 
 def in_process(path: Path) -> float:
     from migrate_cron.analysis.report import analyze
-    from migrate_cron.cli.analyze import write_json
+    from migrate_cron.cli.analyze import write_report_json
     from migrate_cron.crontab.parser import read_crontab
 
     start = time.perf_counter()
@@ -92,7 +92,7 @@ def in_process(path: Path) -> float:
     )
     sink = io.StringIO()
     with redirect_stdout(sink):
-        write_json(report.to_json())
+        write_report_json(report)
     elapsed = time.perf_counter() - start
     assert sink.getvalue().startswith("{")
     return elapsed

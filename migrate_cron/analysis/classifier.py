@@ -15,6 +15,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import lru_cache
 
 from migrate_cron.analysis.finding import Finding
 from migrate_cron.analysis.job import Job
@@ -83,19 +84,68 @@ _USER_FACING = re.compile(
 )
 
 
-def classify(job: Job, findings: Sequence[Finding]) -> Classification:
-    rules = {f.rule for f in findings}
-    handover = handover_words(job)
-    sentences = _sentences(job, rules, handover)
-    true_count = sum(1 for s in sentences if s.true)
-    gap = job.cadence.typical_gap if job.cadence else None
-    frequent = gap is not None and gap <= FEW_MINUTES
+@dataclass(frozen=True)
+class Signals:
+    """Everything the verdict depends on; few distinct values, so verdicts are cached."""
+
+    is_reboot: bool
+    gap: float | None
+    rules: frozenset[str]
+    handover: tuple[str, ...]
+    user_facing: bool
+    per_period: bool
+    backup: bool
+    maintenance: bool
+
+
+def signals_of(job: Job, findings: Sequence[Finding]) -> Signals:
+    """The inputs of the verdict. Text tests the decision cannot reach are left False, so
+    equal decisions share one cached verdict and cost no regular expression."""
     text = job.command.lower
+    gap = job.cadence.typical_gap if job.cadence else None
+    rules = frozenset(f.rule for f in findings)
+    handover = handover_words(job)
+    decided = job.is_reboot or "framework-scheduler" in rules
+    user_facing = (
+        not decided
+        and gap is not None
+        and gap <= 60
+        and not handover
+        and bool(_USER_FACING.search(text))
+    )
+    per_period = not decided and bool(handover or rules) and bool(_PER_PERIOD.search(text))
+    keep_branch = not decided and not handover and "poll" not in rules
+    backup = keep_branch and bool(_BACKUP.search(text))
+    maintenance = keep_branch and not backup and bool(_MAINTENANCE.search(text))
+    return Signals(
+        is_reboot=job.is_reboot,
+        gap=gap,
+        rules=rules,
+        handover=handover,
+        user_facing=user_facing,
+        per_period=per_period,
+        backup=backup,
+        maintenance=maintenance,
+    )
+
+
+def classify(job: Job, findings: Sequence[Finding]) -> Classification:
+    return verdict_for(signals_of(job, findings))
+
+
+@lru_cache(maxsize=65536)
+def verdict_for(sig: Signals) -> Classification:
+    rules = sig.rules
+    handover = sig.handover
+    sentences = _sentences(sig)
+    true_count = sum(1 for s in sentences if s.true)
+    gap = sig.gap
+    frequent = gap is not None and gap <= FEW_MINUTES
 
     def result(rec: Recommendation, why: str, policy: Policy, policy_why: str) -> Classification:
         return Classification(rec, why, policy, policy_why, sentences, handover)
 
-    if job.is_reboot:
+    if sig.is_reboot:
         return result(
             Recommendation.KEEP,
             "@reboot runs when cron starts and has no schedule to move",
@@ -109,7 +159,7 @@ def classify(job: Job, findings: Sequence[Finding]) -> Classification:
             Policy.SKIP,
             "it runs every minute; the next minute catches up",
         )
-    if "poll" in rules or (frequent and (handover or _USER_FACING.search(text))):
+    if "poll" in rules or (frequent and (handover or sig.user_facing)):
         every = every_minutes(gap) if gap else "often"
         return result(
             Recommendation.QUEUE,
@@ -124,7 +174,7 @@ def classify(job: Job, findings: Sequence[Finding]) -> Classification:
             if handover
             else f"{true_count} of the four sentences are true"
         )
-        if _PER_PERIOD.search(text):
+        if sig.per_period:
             return result(
                 Recommendation.SCHEDULE_ENQUEUE,
                 why + ": the scheduler enqueues each slot, workers retry failures",
@@ -138,14 +188,14 @@ def classify(job: Job, findings: Sequence[Finding]) -> Classification:
             Policy.RUN_ONCE,
             "one late run picks up everything the missed runs would have handed over",
         )
-    if _BACKUP.search(text):
+    if sig.backup:
         return result(
             Recommendation.KEEP,
             "a backup at fixed times: a schedule is exactly right",
             Policy.RUN_ONCE,
             "a missed backup should still happen once, as soon as possible",
         )
-    if _MAINTENANCE.search(text):
+    if sig.maintenance:
         return result(
             Recommendation.KEEP,
             "maintenance or a report at fixed times: a schedule is exactly right",
@@ -160,8 +210,10 @@ def classify(job: Job, findings: Sequence[Finding]) -> Classification:
     )
 
 
-def _sentences(job: Job, rules: set[str], handover: tuple[str, ...]) -> tuple[Sentence, ...]:
-    gap = job.cadence.typical_gap if job.cadence else None
+def _sentences(sig: Signals) -> tuple[Sentence, ...]:
+    gap = sig.gap
+    rules = sig.rules
+    handover = sig.handover
     frequent = gap is not None and gap <= FEW_MINUTES
     idle = Sentence(
         *SENTENCES[0],
@@ -174,8 +226,7 @@ def _sentences(job: Job, rules: set[str], handover: tuple[str, ...]) -> tuple[Se
         bool(overlap_rules),
         "findings: " + ", ".join(overlap_rules) if overlap_rules else "no lock, no long runs known",
     )
-    user_facing = _USER_FACING.search(job.command.lower)
-    waits_true = gap is not None and gap <= 60 and bool(handover or user_facing)
+    waits_true = gap is not None and gap <= 60 and bool(handover or sig.user_facing)
     waits_true = waits_true or ("batch-limit" in rules and frequent)
     waits = Sentence(
         *SENTENCES[2],
@@ -188,12 +239,12 @@ def _sentences(job: Job, rules: set[str], handover: tuple[str, ...]) -> tuple[Se
     )
     swallowed = "errors-swallowed" in rules
     lost_true = bool(handover) or swallowed
+    parts = []
+    if handover:
+        parts.append("hands over: " + ", ".join(handover[:4]))
+    if swallowed:
+        parts.append("errors are swallowed")
     lost = Sentence(
-        *SENTENCES[3],
-        lost_true,
-        ("hands over: " + ", ".join(handover[:4]) if handover else "")
-        + ("; " if handover and swallowed else "")
-        + ("errors are swallowed" if swallowed else "")
-        or "the next run redoes the same work",
+        *SENTENCES[3], lost_true, "; ".join(parts) or "the next run redoes the same work"
     )
     return (idle, overlaps, waits, lost)

@@ -57,17 +57,24 @@ def read_command(text: str) -> Command:
     return Command(text=text, lower=lower, program=program, name=_name(words) or "job")
 
 
+_SKIPPED = frozenset(("cd", "sleep", "test", "[", "true", ":", "export", "source", ".", "umask"))
+
+
 def _main_words(text: str) -> list[str]:
     """The words of the first segment that is not ``cd``/``sleep``/``test``, wrappers removed."""
-    for segment in _SEPARATORS.split(text):
-        words = [w.strip("'\"") for w in _WORD.findall(segment)]
-        while words and _ASSIGNMENT.match(words[0]):
+    segments = _SEPARATORS.split(text) if ("&&" in text or "||" in text or ";" in text) else [text]
+    for segment in segments:
+        if "'" in segment or '"' in segment:
+            words = [w.strip("'\"") for w in _WORD.findall(segment)]
+        else:
+            words = segment.split()
+        while words and "=" in words[0] and _ASSIGNMENT.match(words[0]):
             words = words[1:]
-        words = _strip_wrappers(words)
+        if words and (words[0] in _WRAPPERS or _basename(words[0]) in _WRAPPERS):
+            words = _strip_wrappers(words)
         if not words:
             continue
-        head = _basename(words[0])
-        if head in ("cd", "sleep", "test", "[", "true", ":", "export", "source", ".", "umask"):
+        if _basename(words[0]) in _SKIPPED:
             continue
         return words
     return []

@@ -29,7 +29,10 @@ class Category(StrEnum):
 
     @property
     def rank(self) -> int:
-        return list(Category).index(self)
+        return _RANK[self]
+
+
+_RANK: dict[Category, int] = {c: i for i, c in enumerate(Category)}
 
 
 @dataclass(frozen=True)
@@ -67,13 +70,38 @@ def plan(
     by_line: dict[tuple[str | None, str, int], list[Finding]] = {}
     for finding in findings:
         by_line.setdefault((finding.host, finding.file, finding.line), []).append(finding)
-    ranked: list[tuple[tuple[object, ...], dict[str, object]]] = []
-    for index, job in enumerate(entries):
-        own = by_line.get((job.host, job.line.file, job.line.number), [])
-        verdict = classifications[index] if classifications is not None else classify(job, own)
+    own = [by_line.get((j.host, j.line.file, j.line.number), []) for j in entries]
+    verdicts = (
+        list(classifications)
+        if classifications is not None
+        else [classify(j, f) for j, f in zip(entries, own, strict=True)]
+    )
+    return plan_jobs(entries, own, verdicts)
+
+
+def plan_jobs(
+    entries: Sequence[Job],
+    findings: Sequence[Sequence[Finding]],
+    verdicts: Sequence[Classification],
+) -> list[PlanItem]:
+    """``plan`` with each job's findings and verdict already at hand (same order)."""
+    ranked: list[tuple[tuple[object, ...], Job, Category, tuple[str, ...], Classification]] = []
+    for job, own, verdict in zip(entries, findings, verdicts, strict=True):
         category, reasons = _categorise(job, own, verdict)
         runs = job.cadence.runs_per_day if job.cadence else 0.0
-        item = dict(
+        key = (
+            _RANK[category],
+            -len(reasons),
+            -runs,
+            job.host or "",
+            job.line.file,
+            job.line.number,
+        )
+        ranked.append((key, job, category, reasons, verdict))
+    ranked.sort(key=lambda item: item[0])
+    return [
+        PlanItem(
+            order=i,
             file=job.line.file,
             line=job.line.number,
             host=job.host,
@@ -84,10 +112,8 @@ def plan(
             recommendation=str(verdict.recommendation),
             policy=str(verdict.policy),
         )
-        key = (category.rank, -len(reasons), -runs, job.host or "", job.line.file, job.line.number)
-        ranked.append((key, item))
-    ranked.sort(key=lambda pair: pair[0])
-    return [PlanItem(order=i, **item) for i, (_, item) in enumerate(ranked, start=1)]  # type: ignore[arg-type]
+        for i, (_, job, category, reasons, verdict) in enumerate(ranked, start=1)
+    ]
 
 
 def _categorise(

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -20,7 +21,7 @@ from migrate_cron.analysis.classifier import Classification, classify
 from migrate_cron.analysis.command import read_command
 from migrate_cron.analysis.finding import Context, Finding
 from migrate_cron.analysis.job import Job, make_job
-from migrate_cron.analysis.planner import PlanItem, plan
+from migrate_cron.analysis.planner import PlanItem, plan_jobs
 from migrate_cron.analysis.rules import (
     DUPLICATE,
     DURATION,
@@ -65,8 +66,9 @@ class Report:
         worst = self.worst()
         return worst is not None and worst.rank >= severity.rank
 
-    def to_json(self) -> dict[str, Any]:
-        return _to_json(self)
+    def to_json(self, *, entries: bool = True) -> dict[str, Any]:
+        """The documented ``--json`` document (``entries=False`` leaves the entries out)."""
+        return _to_json(self, entries)
 
 
 def analyze(
@@ -111,17 +113,8 @@ def analyze(
             own[index_of[id(job)]].append(rule.finding(job, hit))
     reports: list[JobReport] = []
     classifications: list[Classification] = []
-    verdicts: dict[tuple[object, ...], Classification] = {}
     for job, found in zip(jobs, own, strict=True):
-        key = (
-            job.command.text,
-            job.is_reboot,
-            job.cadence.typical_gap if job.cadence else None,
-            frozenset(f.rule for f in found),
-        )
-        verdict = verdicts.get(key)
-        if verdict is None:
-            verdict = verdicts[key] = classify(job, found)
+        verdict = classify(job, found)
         classifications.append(verdict)
         reports.append(
             JobReport(
@@ -133,7 +126,7 @@ def analyze(
             )
         )
     all_findings = [f for group in in_order for f in group]
-    items = plan(jobs, all_findings, classifications)
+    items = plan_jobs(jobs, own, classifications)
     return Report(
         now=now,
         next_count=next_count,
@@ -239,7 +232,7 @@ def _entry_json(r: JobReport) -> dict[str, Any]:
     }
 
 
-def _to_json(report: Report) -> dict[str, Any]:
+def _to_json(report: Report, with_entries: bool = True) -> dict[str, Any]:
     from migrate_cron import __version__
     from migrate_cron.analysis.classifier import SENTENCES
 
@@ -280,7 +273,7 @@ def _to_json(report: Report) -> dict[str, Any]:
             }
             for c in report.files
         ],
-        "entries": [_entry_json(r) for r in report.jobs],
+        "entries": [_entry_json(r) for r in report.jobs] if with_entries else [],
         "findings": other,
         "plan": [
             {
@@ -319,3 +312,128 @@ def _rules_json() -> dict[str, dict[str, str]]:
         rule.id: {"severity": str(rule.severity), "explanation": rule.explanation, "fix": rule.fix}
         for rule in (*PER_LINE, ORDERING, DUPLICATE, DURATION)
     }
+
+
+# -- streaming JSON for big reports ----------------------------------------------------------
+#
+# Same document as ``to_json`` (a test holds them equal), written one entry per line. Parts that
+# repeat across lines — schedule facts, env blocks, findings, verdicts — are encoded once and
+# reused, so 100,000 entries cost string joins rather than 100,000 dict encodings.
+
+_enc = json.encoder.encode_basestring  # type: ignore[attr-defined]
+
+
+def _js(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, str):
+        return _enc(value)  # type: ignore[no-any-return]
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def json_chunks(report: Report) -> Iterator[str]:
+    """The ``--json`` document as text chunks (entries and plan items one per line)."""
+    document = report.to_json(entries=False)
+    yield "{\n"
+    for key, value in document.items():
+        if key == "plan":
+            continue
+        yield f"{_enc(key)}:{_js(value)},\n"
+    yield '"entries":[\n'
+    env_cache: dict[int, str] = {}
+    first = True
+    for r in report.jobs:
+        yield ("" if first else ",\n") + _entry_text(r, env_cache)
+        first = False
+    yield '\n],\n"plan":[\n'
+    first = True
+    for p in report.plan:
+        yield ("" if first else ",\n") + _plan_text(p)
+        first = False
+    yield "\n]\n}\n"
+
+
+def _entry_text(r: JobReport, env_cache: dict[int, str]) -> str:
+    job = r.job
+    line = job.line
+    env = env_cache.get(id(line.env))
+    if env is None:
+        env = env_cache[id(line.env)] = _js(line.env)
+    command = line.command
+    shell = line.shell_command
+    return "".join(
+        (
+            _where_text(line.file, job.host),
+            str(line.number),
+            ',"name":',
+            _enc(job.name),
+            ',"user":',
+            _js(line.user),
+            ",",
+            _schedule_text(
+                line.schedule or "",
+                job.timezone,
+                bool(line.timezone),
+                r.description,
+                round(job.cadence.runs_per_day, 4) if job.cadence else 0,
+            ),
+            '"command":',
+            _js(command),
+            ',"shell_command":',
+            _js(shell),
+            ',"stdin":',
+            _js(line.stdin),
+            ',"env":',
+            env,
+            ',"next_runs":',
+            _next_text(r.next_runs),
+            ',"findings":[',
+            ",".join(_finding_text(f.rule, str(f.severity), f.message, f.fix) for f in r.findings),
+            "],",
+            _verdict_text(r.classification),
+        )
+    )
+
+
+@lru_cache(maxsize=1024)
+def _where_text(file: str, host: str | None) -> str:
+    return f'{{"file":{_enc(file)},"host":{_js(host)},"line":'
+
+
+@lru_cache(maxsize=65536)
+def _schedule_text(
+    schedule: str, timezone: str, from_file: bool, description: str, runs: float
+) -> str:
+    return (
+        f'"schedule":{_enc(schedule)},"timezone":{_enc(timezone)},'
+        f'"timezone_source":{_enc("CRON_TZ/TZ" if from_file else "default")},'
+        f'"description":{_enc(description)},"runs_per_day":{_js(runs)},'
+    )
+
+
+@lru_cache(maxsize=65536)
+def _next_text(runs: tuple[datetime, ...]) -> str:
+    return _js(_runs_json(runs))
+
+
+@lru_cache(maxsize=65536)
+def _finding_text(rule: str, severity: str, message: str, fix: str) -> str:
+    return _js({"rule": rule, "severity": severity, "message": message, "fix": fix})
+
+
+@lru_cache(maxsize=65536)
+def _verdict_text(verdict: Classification) -> str:
+    recommendation, policy, sentences = _verdict_json(verdict)
+    return (
+        f'"recommendation":{_js(recommendation)},"policy":{_js(policy)},'
+        f'"four_sentences":{_js(sentences)}}}'
+    )
+
+
+def _plan_text(p: PlanItem) -> str:
+    return (
+        f'{{"order":{p.order},"file":{_enc(p.file)},"host":{_js(p.host)},"line":{p.line},'
+        f'"name":{_enc(p.name)},"schedule":{_enc(p.schedule)},"category":{_enc(str(p.category))},'
+        f'"reasons":{_js(list(p.reasons))},"recommendation":{_enc(p.recommendation)},'
+        f'"policy":{_enc(p.policy)}}}'
+    )

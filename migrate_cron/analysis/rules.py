@@ -15,7 +15,7 @@ from datetime import date, datetime, timedelta
 from functools import lru_cache
 
 from migrate_cron.analysis.finding import Context, Finding, Hit, Rule
-from migrate_cron.analysis.job import Job
+from migrate_cron.analysis.job import Job, schedule_for
 from migrate_cron.crontab.entry import CrontabLine, Problem, Severity
 from migrate_cron.crontab.fields import SPECS, CronFields, FieldSpec
 from migrate_cron.crontab.timezone import zone_table
@@ -208,11 +208,15 @@ def _dst(job: Job, ctx: Context) -> Hit | None:
     schedule = job.schedule
     if schedule is None or not schedule.fixed_time:
         return None
-    table = zone_table(job.timezone)
+    return _dst_hit(job.line.schedule or "", job.timezone, ctx.now.year)
+
+
+@lru_cache(maxsize=65536)
+def _dst_hit(expr: str, timezone: str, year: int) -> Hit | None:
+    table = zone_table(timezone)
     if table.fixed:
         return None
-    fields = schedule.fields
-    year = ctx.now.year
+    fields = schedule_for(expr, timezone).fields
     for transition in table.transitions(year) + table.transitions(year + 1):
         if abs(transition.shift) >= timedelta(hours=3):
             continue
@@ -224,7 +228,7 @@ def _dst(job: Job, ctx: Context) -> Hit | None:
         hit = _times_in(fields, start, end)
         if hit is None:
             continue
-        when = f"{hit} on {day.isoformat()} in {job.timezone}"
+        when = f"{hit} on {day.isoformat()} in {timezone}"
         if transition.after > transition.before:
             jump = end.strftime("%H:%M")
             what = f"{when} does not exist (clocks jump to {jump}): cron runs it at {jump}"
@@ -283,7 +287,8 @@ _HANDOVER_WORDS = (
     "transfer",
     "api",
 )
-_HANDOVER = re.compile(r"(?<![a-z])(" + "|".join(_HANDOVER_WORDS) + r")(?![a-z])")
+_HANDOVER = frozenset(_HANDOVER_WORDS)
+_LETTERS = re.compile(r"[a-z]+")
 _REPORTING_MAIL = re.compile(r"\|\s*(mail|mailx|sendmail)\b")
 
 
@@ -305,11 +310,10 @@ def handover_words(job: Job) -> tuple[str, ...]:
 
 @lru_cache(maxsize=131072)
 def _handover_words(lower: str, program: str) -> tuple[str, ...]:
-    text = _REPORTING_MAIL.sub(" ", lower)
+    text = _REPORTING_MAIL.sub(" ", lower) if "mail" in lower else lower
     seen: list[str] = []
-    for match in _HANDOVER.finditer(text):
-        word = match.group(1)
-        if word not in seen:
+    for word in _LETTERS.findall(text):
+        if word in _HANDOVER and word not in seen:
             seen.append(word)
     if (
         seen

@@ -147,7 +147,7 @@ def analyze_command(
     timings = read_durations(_read_text(durations), str(durations)) if durations else None
     report = analyze(crontabs, now=when, next_count=next_count, durations=timings, default_tz=zone)
     if as_json:
-        write_json(report.to_json())
+        write_report_json(report)
     elif markdown:
         sys.stdout.write(render_markdown(report))
     else:
@@ -340,21 +340,18 @@ def _zone(name: str) -> Any:
 
 
 def write_json(document: dict[str, Any]) -> None:
-    """Large documents: one entry per line (fast, diff-friendly); small ones fully indented."""
-    entries = document.get("entries")
-    if isinstance(entries, list) and len(entries) > 200:
-        head = {k: v for k, v in document.items() if k != "entries"}
-        out = sys.stdout
-        out.write('{"entries": [\n')
-        dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-        out.write(",\n".join(dumps(e) for e in entries))
-        out.write("\n],\n")
-        body = json.dumps(head, ensure_ascii=False, separators=(",", ":"))
-        out.write(body[1:])
-        out.write("\n")
-        return
     sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False))
     sys.stdout.write("\n")
+
+
+def write_report_json(report: Report) -> None:
+    """Small reports fully indented; big ones streamed one entry per line (fast, greppable)."""
+    if len(report.jobs) <= 200:
+        write_json(report.to_json())
+        return
+    from migrate_cron.analysis.report import json_chunks
+
+    sys.stdout.writelines(json_chunks(report))
 
 
 def _iso(t: datetime) -> str:

@@ -140,6 +140,7 @@ def scheduler(
         until=end,
         keep_events=once,
         log=log,
+        freeze_gc=not once,
     )
     if not once:
         log.event("start", jobs=len(jobs), database=store.url_safe)

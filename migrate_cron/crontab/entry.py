@@ -7,8 +7,10 @@ Another layer rewrites single lines (``migrate`` / ``rollback``) by number using
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import cached_property
 
 ENCODING = "utf-8"
 ERRORS = "surrogateescape"
@@ -91,7 +93,7 @@ class CrontabLine:
     def location(self) -> str:
         return f"{self.file}:{self.number}"
 
-    @property
+    @cached_property
     def shell_command(self) -> str | None:
         """The command as cron hands it to the shell: ``\\%`` in it becomes ``%``."""
         if self.command is None:
@@ -131,21 +133,12 @@ class CrontabFile:
         return "".join(line.raw for line in self.lines).encode(ENCODING, ERRORS)
 
 
+_ESCAPE = re.compile(r"\\(.)", re.S)
+
+
 def _unescape_percent(command: str) -> str:
     # Vixie do_command.c: while copying the command, "\%" collapses to "%"; other
-    # backslashes stay. The command text never contains an unescaped "%" (it ended there).
+    # backslash pairs stay as they are. Escapes are read pairwise from the left.
     if "\\%" not in command:
         return command
-    out: list[str] = []
-    escaped = False
-    for ch in command:
-        if escaped:
-            if ch == "%":
-                out[-1] = "%"
-            else:
-                out.append(ch)
-            escaped = False
-            continue
-        out.append(ch)
-        escaped = ch == "\\"
-    return "".join(out)
+    return _ESCAPE.sub(lambda m: "%" if m.group(1) == "%" else m.group(0), command)

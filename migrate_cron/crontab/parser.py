@@ -219,36 +219,30 @@ def translate_stdin(data: str) -> str:
     return "".join(out)
 
 
+_ENV = re.compile(r"""[ \t]*(?:"([^"]*)"|'([^']*)'|([^ \t='"][^ \t=]*))[ \t]*=[ \t]*(.*)\Z""", re.S)
+
+
 def parse_env(text: str) -> tuple[str, str] | None:
-    """``NAME=VALUE`` as cron's ``load_env`` accepts it, or None when the line is not one."""
-    n = len(text)
-    i = _skip_blanks(text, 0)
-    if i >= n:
+    """``NAME=VALUE`` as cron's ``load_env`` accepts it, or None when the line is not one:
+    optional blanks around ``=``; name and value each optionally quoted (quotes only strip);
+    only blanks may follow a quoted value; an unquoted value loses its trailing blanks."""
+    if "=" not in text:
         return None
-    if text[i] in "'\"":
-        close = text.find(text[i], i + 1)
-        if close < 0:
-            return None
-        name = text[i + 1 : close]
-        i = close + 1
-    else:
-        j = i
-        while j < n and text[j] not in " \t=":
-            j += 1
-        name = text[i:j]
-        i = j
+    match = _ENV.match(text)
+    if match is None:
+        return None
+    name = match.group(1) if match.group(1) is not None else match.group(2)
+    if name is None:
+        name = match.group(3)
     if not name:
         return None
-    i = _skip_blanks(text, i)
-    if i >= n or text[i] != "=":
-        return None
-    i = _skip_blanks(text, i + 1)
-    if i < n and text[i] in "'\"":
-        close = text.find(text[i], i + 1)
-        if close < 0 or text[close + 1 :].strip(_BLANKS):
+    value = match.group(4)
+    if value[:1] in ("'", '"'):
+        close = value.find(value[0], 1)
+        if close < 0 or value[close + 1 :].strip(_BLANKS):
             return None
-        return name, text[i + 1 : close]
-    return name, text[i:].rstrip(_BLANKS)
+        return name, value[1:close]
+    return name, value.rstrip(_BLANKS)
 
 
 def looks_like_field(token: str) -> bool:
@@ -261,7 +255,7 @@ def looks_like_field(token: str) -> bool:
 
 def _parse_line(raw: str, number: int, path: str, system: bool, state: _State) -> CrontabLine:
     text = raw[:-1] if raw.endswith("\n") else raw
-    start = _skip_blanks(text, 0)
+    start = len(text) - len(text.lstrip(_BLANKS))
     if start == len(text):
         return CrontabLine(path, number, raw, Kind.BLANK)
     if text[start] == "#":

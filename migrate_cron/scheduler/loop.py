@@ -15,6 +15,7 @@ Guarantees:
 
 from __future__ import annotations
 
+import gc
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -50,6 +51,7 @@ class SchedulerLoop:
     backoff_max: float = 30.0
     keep_events: bool = False
     log: SchedulerLog = field(default_factory=SchedulerLog)
+    freeze_gc: bool = False
     _announced: bool = field(default=False, init=False, repr=False)
 
     def run(self) -> LoopResult:
@@ -97,7 +99,12 @@ class SchedulerLoop:
         return leading
 
     def _tick(self, result: LoopResult) -> None:
+        reloading = not self.scheduler.loaded
         events = self.scheduler.tick(keep_going=self._keep_going)
+        if reloading and self.freeze_gc and self.scheduler.loaded:
+            # 10,000 jobs' schedules and heap live as long as the process: keep them out of
+            # the collector's full passes, which otherwise add ~200 ms to an unlucky tick.
+            gc.freeze()
         result.ticks += 1
         if self.keep_events:
             result.events.extend(events)

@@ -98,7 +98,7 @@ class PostgresStore(Store):
             .values(**self._claim_values(worker_id, lease))
             .returning(*job.c)
         )
-        return [self._job(r) for r in conn.execute(stmt)]
+        return [self._job(r) for r in conn.execute(stmt).all()]  # one fetch, not one per row
 
     def _ids_match(self, ids: Sequence[int]) -> ColumnElement[bool]:
         return self.tables.job.c.id == any_(literal([int(i) for i in ids], ARRAY(BigInteger)))

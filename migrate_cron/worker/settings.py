@@ -14,7 +14,8 @@ class WorkerSettings:
     time), so an expired lease is back to ``open`` within one more heartbeat.
 
     ``batch`` defaults to ``concurrency``: a worker claims only what it can start, so long jobs
-    are not hoarded while other workers idle. Raise it for many short jobs.
+    are not hoarded while other workers idle. Raise it for many short jobs: the worker then
+    keeps one batch waiting beside the running jobs.
     """
 
     concurrency: int = 4
@@ -65,13 +66,21 @@ class WorkerSettings:
 
     @property
     def capacity(self) -> int:
-        """Jobs held at once (running, waiting for a thread, or waiting to be written)."""
-        return max(self.concurrency, self.claim_batch)
+        """Jobs held at once, waiting for a thread or running (jobs already run whose outcome is
+        being written do not count). With ``batch`` <= ``concurrency``, only what the threads
+        can start; with a larger batch, one batch waits beside the running jobs, so the next
+        claim overlaps the work instead of following it (many short jobs)."""
+        if self.claim_batch <= self.concurrency:
+            return self.concurrency
+        return self.concurrency + self.claim_batch
 
     @property
     def refill_at(self) -> int:
-        """Claim again once this many places are free (half a batch: fewer, larger claims)."""
-        return max(1, min(self.claim_batch, self.capacity) // 2)
+        """Claim again once this many places are free: a whole batch when prefetching (fewer,
+        fuller claims), else half a batch."""
+        if self.claim_batch > self.concurrency:
+            return self.claim_batch
+        return max(1, self.claim_batch // 2)
 
     @property
     def reap_interval(self) -> float:

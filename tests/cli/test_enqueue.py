@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 
 from migrate_cron.crontab.schedule import Schedule
+from migrate_cron.migration.rewrite import command_start, enqueue_line
+from migrate_cron.migration.switch import Target
 from migrate_cron.store import Store
 from tests.conftest import cli_path, run_cli
 
@@ -48,17 +50,13 @@ def test_second_call_for_the_same_slot_is_a_no_op(env: dict[str, str], store: St
     assert (first.returncode, first.stdout) == (0, "enqueued\n"), first.stderr
     assert (second.returncode, second.stdout) == (0, "already enqueued\n"), second.stderr
     (job,) = store.list_jobs(kind="nightly")
-    expected = Schedule.parse("30 2 * * *", "Europe/Berlin").latest_at_or_before(
-        datetime.now(UTC)
-    )
+    expected = Schedule.parse("30 2 * * *", "Europe/Berlin").latest_at_or_before(datetime.now(UTC))
     assert job.scheduled_for == expected
     assert job.max_attempts == 3
     assert [r["outcome"] for r in store.runs("nightly")] == ["enqueued"]
 
 
-def test_json_and_explicit_slot_read_in_the_job_timezone(
-    env: dict[str, str], store: Store
-) -> None:
+def test_json_and_explicit_slot_read_in_the_job_timezone(env: dict[str, str], store: Store) -> None:
     # 02:30 does not exist in Berlin on 2026-03-29: the slot is the jump, 03:00 CEST.
     res = run_cli("enqueue", "nightly", "--slot", "2026-03-29T03:00", "--json", env=env)
     assert res.returncode == 0, res.stderr
@@ -107,8 +105,9 @@ def test_unknown_job_and_bad_slots(tmp_path: Path, registry: Path) -> None:
     assert off.returncode == 2
     assert "not a slot" in off.stderr and "2026-03-29T03:00:00+02:00" in off.stderr
 
-    missing = run_cli("enqueue", "nightly", env={**env, "MIGRATE_CRON_REGISTRY": "nope.toml"},
-                      cwd=tmp_path)
+    missing = run_cli(
+        "enqueue", "nightly", env={**env, "MIGRATE_CRON_REGISTRY": "nope.toml"}, cwd=tmp_path
+    )
     assert missing.returncode == 2 and "no registry file" in missing.stderr
 
 
@@ -146,15 +145,38 @@ def test_crontab_line_fired_from_two_hosts_runs_once_with_its_slot(
         'schedule = "30 2 * * *"\n'
         'timezone = "Europe/Berlin"\n'
         'mode = "enqueue"\n'
-        f"command = 'printf \"%s\\n\" \"$MIGRATE_CRON_SCHEDULED_FOR\" >> {out_file}'\n"
+        f'command = \'printf "%s\\n" "$MIGRATE_CRON_SCHEDULED_FOR" >> {out_file}\'\n'
     )
-    host_env = {**os.environ, **env, "MIGRATE_CRON_REGISTRY": str(registry)}
-    host_env.pop("MIGRATE_CRON_DEBUG", None)
-    # What cron runs for the line `30 2 * * * migrate-cron enqueue invoices --quiet`.
-    line = f"{cli_path()} enqueue invoices --quiet"
+    host_env = {**os.environ, "PATH": "/usr/bin:/bin"}  # cron's bare environment
+    for key in (
+        "MIGRATE_CRON_DATABASE_URL",
+        "MIGRATE_CRON_TABLE_PREFIX",
+        "MIGRATE_CRON_REGISTRY",
+        "MIGRATE_CRON_DEBUG",
+    ):
+        host_env.pop(key, None)
+    # The legacy line, rewritten the way `migrate-cron migrate --to enqueue` rewrites it.
+    legacy = "30 2 * * * php /var/www/artisan invoices:send"
+    target = Target(
+        cli_path(),
+        str(registry),
+        env["MIGRATE_CRON_DATABASE_URL"],
+        env["MIGRATE_CRON_TABLE_PREFIX"],
+    )
+    rewritten = enqueue_line(legacy, False, target.argv("invoices"))
+    assert rewritten.startswith("30 2 * * * ") and " enqueue invoices --quiet " in rewritten
+    # What cron runs for it (no `%` in it, so no stdin): /bin/sh -c COMMAND.
+    line = rewritten[command_start(rewritten, False) :]
+    schedule = Schedule.parse("30 2 * * *", "Europe/Berlin")
+    before = schedule.latest_at_or_before(datetime.now(UTC))
     hosts = [
-        subprocess.Popen(["/bin/sh", "-c", line], env=host_env, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            ["/bin/sh", "-c", line],
+            env=host_env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for _ in range(2)
     ]
     try:
@@ -166,8 +188,10 @@ def test_crontab_line_fired_from_two_hosts_runs_once_with_its_slot(
             if h.poll() is None:
                 h.kill()
     (job,) = store.list_jobs(kind="invoices")
-    worker = run_cli("worker", "--once", env={**env, "MIGRATE_CRON_REGISTRY": str(registry)},
-                     timeout=120)
+    assert job.scheduled_for in (before, schedule.latest_at_or_before(datetime.now(UTC)))
+    worker = run_cli(
+        "worker", "--once", env={**env, "MIGRATE_CRON_REGISTRY": str(registry)}, timeout=120
+    )
     assert worker.returncode == 0, worker.stderr
     done = store.get(job.id)
     assert done is not None and done.state == "done", worker.stderr

@@ -64,8 +64,9 @@ def test_once_at_an_injected_time_applies_each_policy(env: dict[str, str], store
     # nightly (02:30 Berlin = the 03:00 CEST jump, 01:00 UTC) runs once.
     later = run_cli("scheduler", "--once", "--now", "2026-03-29T04:10Z", "--json", env=env)
     assert later.returncode == 0, later.stderr
-    events = [(e["job"], e["slot"][11:16], e["action"], e["reason"])
-              for e in json.loads(later.stdout)]
+    events = [
+        (e["job"], e["slot"][11:16], e["action"], e["reason"]) for e in json.loads(later.stdout)
+    ]
     assert events == [
         ("hourly", "01:00", "skip", "over-cap"),
         ("hourly", "02:00", "skip", "over-cap"),
@@ -76,8 +77,17 @@ def test_once_at_an_injected_time_applies_each_policy(env: dict[str, str], store
     assert store.list_jobs(kind="legacy") == []
     table = run_cli("scheduler", "--once", "--now", "2026-03-29T05:00:30Z", env=env)
     assert table.returncode == 0, table.stderr
-    assert table.stdout.split("\n")[0].split() == ["JOB", "SLOT", "(job", "time)", "ACTION",
-                                                  "WHY", "RECORD", "JOB", "ID"]
+    assert table.stdout.split("\n")[0].split() == [
+        "JOB",
+        "SLOT",
+        "(job",
+        "time)",
+        "ACTION",
+        "WHY",
+        "RECORD",
+        "JOB",
+        "ID",
+    ]
     assert "hourly" in table.stdout and "on-time" in table.stdout
     assert table.stderr == ""  # --once is quiet on stderr unless something is wrong
     quiet = run_cli("scheduler", "--once", "-q", "--now", "2026-03-29T06:00:01Z", env=env)
@@ -86,15 +96,14 @@ def test_once_at_an_injected_time_applies_each_policy(env: dict[str, str], store
 
 
 def test_all_takes_every_scheduled_job(env: dict[str, str], store: Store) -> None:
-    res = run_cli("scheduler", "--once", "--all", "--now", "2026-06-01T10:15:02Z", "--json",
-                  env=env)
+    res = run_cli(
+        "scheduler", "--once", "--all", "--now", "2026-06-01T10:15:02Z", "--json", env=env
+    )
     assert res.returncode == 0, res.stderr
     assert [e["job"] for e in json.loads(res.stdout)] == ["legacy"]
 
 
-def test_sigterm_finishes_gives_up_the_lease_and_exits_0(
-    env: dict[str, str], store: Store
-) -> None:
+def test_sigterm_finishes_gives_up_the_lease_and_exits_0(env: dict[str, str], store: Store) -> None:
     proc = subprocess.Popen(
         [cli_path(), "scheduler", "--lease-ttl", "30"],
         env={**os.environ, **env},
@@ -175,12 +184,31 @@ def test_simulate_prints_what_each_policy_does_without_a_database(registry: Path
     assert nightly["slot_local"] == "2026-03-29 03:00 +0200"
     assert data["summary"]["hourly"] == {"enqueue": 3, "late": 2, "skip": 2}
 
-    table = run_cli("simulate", "hourly", "--from", "2026-06-01T00:30", "--to",
-                    "2026-06-01T03:30", "--down", "01:00..02:30", env=env)
+    table = run_cli(
+        "simulate",
+        "hourly",
+        "--from",
+        "2026-06-01T00:30",
+        "--to",
+        "2026-06-01T03:30",
+        "--down",
+        "01:00..02:30",
+        env=env,
+    )
     assert table.returncode == 2 and "--down" in table.stderr
-    table = run_cli("simulate", "hourly", "--from", "2026-06-01T00:30", "--to",
-                    "2026-06-01T03:30", "--down", "2026-06-01T00:50..2026-06-01T02:30",
-                    "--tz", "Europe/Berlin", env=env)
+    table = run_cli(
+        "simulate",
+        "hourly",
+        "--from",
+        "2026-06-01T00:30",
+        "--to",
+        "2026-06-01T03:30",
+        "--down",
+        "2026-06-01T00:50..2026-06-01T02:30",
+        "--tz",
+        "Europe/Berlin",
+        env=env,
+    )
     assert table.returncode == 0, table.stderr
     lines = table.stdout.strip().splitlines()
     assert lines[0].split()[:2] == ["JOB", "SLOT"]

@@ -60,6 +60,9 @@ def fired(expr: str, tz: str, day: str) -> list[str]:
         ("Australia/Lord_Howe", LH_FALL, "45 1 * * *", ["01:45+1100"]),
         # Two fixed slots landing on the same instant count once.
         ("Europe/Berlin", BERLIN_SPRING, "0 2,3 * * *", ["03:00+0200"]),
+        # Fixed-time jobs outside the repeated hour, or spanning it, are not repeated.
+        ("America/New_York", NY_FALL, "30 2 * * *", ["02:30-0500"]),
+        ("Europe/Berlin", BERLIN_FALL, "30 1-3 * * *", ["01:30+0200", "02:30+0200", "03:30+0100"]),
     ],
 )
 def test_fixed_time_job_runs_once_on_dst_days(
@@ -88,6 +91,18 @@ def test_every_15_minutes_keeps_wall_clock_behaviour(
         assert not [s for s in got if s.startswith(skipped_hour_absent)]
     if repeated:
         assert set(repeated) <= set(got)
+
+
+@pytest.mark.parametrize(
+    ("tz", "day", "expr", "count"),
+    [
+        ("Europe/Berlin", BERLIN_SPRING, "0 * * * *", 23),
+        ("Europe/Berlin", BERLIN_FALL, "0 * * * *", 25),
+        ("Australia/Lord_Howe", LH_FALL, "30 * * * *", 25),
+    ],
+)
+def test_hourly_wildcard_follows_the_wall_clock(tz: str, day: str, expr: str, count: int) -> None:
+    assert len(fired(expr, tz, day)) == count
 
 
 def test_downtime_over_the_jump_backfills_the_gap_slot_once() -> None:

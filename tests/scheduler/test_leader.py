@@ -29,9 +29,9 @@ def lease_clock() -> FakeClock:
 
 
 @pytest.fixture
-def timed_store(store: Store, db_url: str, table_prefix: str, lease_clock: FakeClock) -> Iterator[
-    Store
-]:
+def timed_store(
+    store: Store, db_url: str, table_prefix: str, lease_clock: FakeClock
+) -> Iterator[Store]:
     s = open_store(db_url, prefix=table_prefix, clock=lease_clock)
     try:
         yield s

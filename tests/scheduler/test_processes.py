@@ -15,7 +15,7 @@ import pytest
 
 from migrate_cron.scheduler.leader import DEFAULT_LEASE_NAME
 from migrate_cron.store import Store
-from tests.conftest import cli_path, run_cli
+from tests.conftest import cli_path
 
 DAY = datetime(2026, 3, 29, tzinfo=UTC)  # the spring-forward day in Berlin
 REGISTRY = """
@@ -91,10 +91,14 @@ def test_four_schedulers_over_a_compressed_day_make_one_job_per_slot(
     env = env_for(db_url, table_prefix, registry)
     args = [
         "scheduler",
-        "--now", (DAY - timedelta(seconds=1)).isoformat(),
-        "--until", (DAY + timedelta(days=1)).isoformat(),
-        "--speed", "0",
-        "--lease-ttl", "2",
+        "--now",
+        (DAY - timedelta(seconds=1)).isoformat(),
+        "--until",
+        (DAY + timedelta(days=1)).isoformat(),
+        "--speed",
+        "0",
+        "--lease-ttl",
+        "2",
     ]
     if not lease:
         args.append("--no-lease")

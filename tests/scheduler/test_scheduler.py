@@ -148,7 +148,11 @@ def test_enqueued_jobs_are_the_registry_kind_with_their_slot(store: Store) -> No
     run_until(Scheduler([job], store, clock), clock, at(2))
     jobs = store.list_jobs(kind="export")
     assert sorted(j.scheduled_for for j in jobs if j.scheduled_for) == [
-        at(0), at(0, 30), at(1), at(1, 30), at(2)
+        at(0),
+        at(0, 30),
+        at(1),
+        at(1, 30),
+        at(2),
     ]
     assert {(j.state, j.max_attempts) for j in jobs} == {("open", 3)}
 
