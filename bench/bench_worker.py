@@ -263,13 +263,16 @@ def bare_spawn_rate(n: int, threads: int, command: str) -> float:
     return per * threads / (time.perf_counter() - t0)
 
 
-def bench_command(jobs: int, concurrency: int, work: Path) -> float:
+def bench_command(jobs: int, concurrency: int, batch: int, work: Path) -> float:
     with database("postgresql") as url:
         store = fresh_store(url)
         try:
             store.enqueue_many("bench-true", [None] * jobs)
             analyze(store)
-            run_workers([worker_cmd(url, "--once", "--concurrency", str(concurrency))], work)
+            cmd = worker_cmd(
+                url, "--once", "--concurrency", str(concurrency), "--batch", str(batch)
+            )
+            run_workers([cmd], work)
             count, seconds = span(store)
             assert count == jobs
             return jobs / seconds
@@ -321,7 +324,11 @@ def machine() -> str:
         ),
         "unknown CPU",
     )
-    return f"{model}, {os.cpu_count()} CPUs (shared with other work while measuring)"
+    load = os.getloadavg()[0]
+    return (
+        f"{model}, {os.cpu_count()} CPUs, shared with other work while measuring "
+        f"(1-minute load average {load:.1f} at the end)"
+    )
 
 
 def write_section(r: dict[str, Any], args: argparse.Namespace) -> str:
@@ -358,15 +365,21 @@ def write_section(r: dict[str, Any], args: argparse.Namespace) -> str:
         c = r["command"]
         lines += [
             f"`/bin/true` as a registry command on PostgreSQL ({args.command_jobs:,} jobs, "
-            "`--once --concurrency N`, default batch = N), next to Python starting the shell "
-            "with the runner's Popen options and nothing else (`true` is a shell builtin; "
-            "`/bin/true` is one more exec, as in the worker's job):",
+            "`--once --concurrency N`), with the default batch (= N: each claim, with its "
+            "commit, waits for a free thread) and with `--batch 8N` (one batch waits beside the "
+            "running jobs), next to Python starting the shell with the runner's Popen options "
+            "and nothing else (`true` is a shell builtin; `/bin/true` is one more exec, as in "
+            "the worker's job):",
             "",
-            "| threads | worker jobs/s | bare `sh -c true` spawns/s | bare `sh -c /bin/true` |",
-            "|---:|---:|---:|---:|",
+            "| threads N | worker, default batch | worker, `--batch 8N` | bare `sh -c true` "
+            "| bare `sh -c /bin/true` |",
+            "|---:|---:|---:|---:|---:|",
         ]
-        for threads, (worker, bare, bare_exec) in c.items():
-            lines.append(f"| {threads} | {worker:,.0f} | {bare:,.0f} | {bare_exec:,.0f} |")
+        for threads, (worker, prefetch, bare, bare_exec) in c.items():
+            lines.append(
+                f"| {threads} | {worker:,.0f}/s | {prefetch:,.0f}/s | {bare:,.0f}/s "
+                f"| {bare_exec:,.0f}/s |"
+            )
         lines.append("")
     if "rss" in r:
         marks = r["rss"]
@@ -415,13 +428,14 @@ def main() -> None:
         if "command" in only:
             results["command"] = {}
             for threads in (1, 4):
-                worker = bench_command(args.command_jobs, threads, work)
+                worker = bench_command(args.command_jobs, threads, threads, work)
+                prefetch = bench_command(args.command_jobs, threads, 8 * threads, work)
                 bare = bare_spawn_rate(args.command_jobs, threads, "true")
                 bare_exec = bare_spawn_rate(args.command_jobs, threads, "/bin/true")
-                results["command"][threads] = (worker, bare, bare_exec)
+                results["command"][threads] = (worker, prefetch, bare, bare_exec)
                 print(
-                    f"command x{threads}: worker {worker:,.0f}/s, bare {bare:,.0f}/s, "
-                    f"bare exec {bare_exec:,.0f}/s",
+                    f"command x{threads}: worker {worker:,.0f}/s, with --batch {8 * threads} "
+                    f"{prefetch:,.0f}/s, bare {bare:,.0f}/s, bare exec {bare_exec:,.0f}/s",
                     flush=True,
                 )
         if "rss" in only:

@@ -10,10 +10,16 @@ from migrate_cron.errors import UsageError
     ("url", "masked"),
     [
         ("postgresql://app:s3cr%40t@db/app", "postgresql://app:***@db/app"),
-        ("mariadb+pymysql://root:pw@127.0.0.1:3306/test", "mariadb+pymysql://root:***@127.0.0.1:3306/test"),
+        (
+            "mariadb+pymysql://root:pw@127.0.0.1:3306/test",
+            "mariadb+pymysql://root:***@127.0.0.1:3306/test",
+        ),
         ("postgresql://app@db/app", "postgresql://app@db/app"),
         ("sqlite:///migrate-cron.db", "sqlite:///migrate-cron.db"),
-        ("error: cannot reach mysql://u:p@h/db (timeout)", "error: cannot reach mysql://u:***@h/db (timeout)"),
+        (
+            "error: cannot reach mysql://u:p@h/db (timeout)",
+            "error: cannot reach mysql://u:***@h/db (timeout)",
+        ),
     ],
 )
 def test_mask_url_hides_passwords(url: str, masked: str) -> None:

@@ -341,9 +341,10 @@ def json_chunks(report: Report) -> Iterator[str]:
         yield f"{_enc(key)}:{_js(value)},\n"
     yield '"entries":[\n'
     env_cache: dict[int, str] = {}
+    verdict_cache: dict[int, str] = {}
     first = True
     for r in report.jobs:
-        yield ("" if first else ",\n") + _entry_text(r, env_cache)
+        yield ("" if first else ",\n") + _entry_text(r, env_cache, verdict_cache)
         first = False
     yield '\n],\n"plan":[\n'
     first = True
@@ -353,16 +354,21 @@ def json_chunks(report: Report) -> Iterator[str]:
     yield "\n]\n}\n"
 
 
-def _entry_text(r: JobReport, env_cache: dict[int, str]) -> str:
+def _entry_text(r: JobReport, env_cache: dict[int, str], verdict_cache: dict[int, str]) -> str:
     job = r.job
     line = job.line
     env = env_cache.get(id(line.env))
     if env is None:
         env = env_cache[id(line.env)] = _js(line.env)
+    # Verdicts are shared objects (cached per signals); key by identity, hashing is costly.
+    verdict = verdict_cache.get(id(r.classification))
+    if verdict is None:
+        verdict = verdict_cache[id(r.classification)] = _verdict_text(r.classification)
     command = line.command
     shell = line.shell_command
     return "".join(
         (
+            "{",
             _where_text(line.file, job.host),
             str(line.number),
             ',"name":',
@@ -390,14 +396,14 @@ def _entry_text(r: JobReport, env_cache: dict[int, str]) -> str:
             ',"findings":[',
             ",".join(_finding_text(f.rule, str(f.severity), f.message, f.fix) for f in r.findings),
             "],",
-            _verdict_text(r.classification),
+            verdict,
         )
     )
 
 
 @lru_cache(maxsize=1024)
 def _where_text(file: str, host: str | None) -> str:
-    return f'{{"file":{_enc(file)},"host":{_js(host)},"line":'
+    return f'"file":{_enc(file)},"host":{_js(host)},"line":'
 
 
 @lru_cache(maxsize=65536)
@@ -421,7 +427,6 @@ def _finding_text(rule: str, severity: str, message: str, fix: str) -> str:
     return _js({"rule": rule, "severity": severity, "message": message, "fix": fix})
 
 
-@lru_cache(maxsize=65536)
 def _verdict_text(verdict: Classification) -> str:
     recommendation, policy, sentences = _verdict_json(verdict)
     return (
@@ -432,8 +437,15 @@ def _verdict_text(verdict: Classification) -> str:
 
 def _plan_text(p: PlanItem) -> str:
     return (
-        f'{{"order":{p.order},"file":{_enc(p.file)},"host":{_js(p.host)},"line":{p.line},'
-        f'"name":{_enc(p.name)},"schedule":{_enc(p.schedule)},"category":{_enc(str(p.category))},'
-        f'"reasons":{_js(list(p.reasons))},"recommendation":{_enc(p.recommendation)},'
-        f'"policy":{_enc(p.policy)}}}'
+        f'{{"order":{p.order},{_where_text(p.file, p.host)}{p.line},'
+        f'"name":{_enc(p.name)},"schedule":{_enc(p.schedule)},'
+        f"{_plan_tail(p.category, p.reasons, p.recommendation, p.policy)}"
+    )
+
+
+@lru_cache(maxsize=65536)
+def _plan_tail(category: str, reasons: tuple[str, ...], recommendation: str, policy: str) -> str:
+    return (
+        f'"category":{_enc(str(category))},"reasons":{_js(list(reasons))},'
+        f'"recommendation":{_enc(recommendation)},"policy":{_enc(policy)}}}'
     )

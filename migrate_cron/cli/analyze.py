@@ -172,7 +172,7 @@ def explain_command(
     except ScheduleError as exc:
         raise UsageError(f'"{expr}": {exc.reason}') from None
     runs = [] if schedule.is_reboot else schedule.next_runs(when, next_count)
-    notes = dst_notes(schedule, when)
+    notes = day_rule_notes(schedule) + dst_notes(schedule, when)
     if as_json:
         write_json(
             {
@@ -190,26 +190,22 @@ def explain_command(
             }
         )
         return
-    from rich.table import Table
-
-    console = _stdout_console()
-    grid = Table.grid(padding=(0, 2))
-    grid.add_column(justify="right", style="bold")
-    grid.add_column()
-    grid.add_row("Expression", schedule.expr)
-    grid.add_row("In words", schedule.describe())
-    grid.add_row("Timezone", tz)
-    grid.add_row("Runs per day", _rate(schedule.runs_per_day()))
+    rows: list[tuple[str, str]] = [
+        ("Expression", schedule.expr),
+        ("In words", schedule.describe()),
+        ("Timezone", tz),
+        ("Runs per day", _rate(schedule.runs_per_day())),
+    ]
     for i, t in enumerate(runs):
         local = t.astimezone(_zone(tz))
-        label = "Next runs" if i == 0 else ""
         shown = local.strftime("%a %Y-%m-%d %H:%M %Z")
         if tz not in ("UTC", "Etc/UTC"):
             shown += f"  ({t.strftime('%H:%M')} UTC)"
-        grid.add_row(label, shown)
-    for note in notes:
-        grid.add_row("Note", f"[yellow]{note}[/yellow]")
-    console.print(grid)
+        rows.append(("Next runs" if i == 0 else "", shown))
+    rows += [("Note", note) for note in notes]
+    width = max(len(label) for label, _ in rows)
+    for label, value in rows:
+        sys.stdout.write(f"{label:>{width}}  {value}\n")
 
 
 # -- input ---------------------------------------------------------------------------------
@@ -234,13 +230,40 @@ def load_files(
             data = sys.stdin.buffer.read()
             crontabs.append(parse_crontab(data, "-", format=file_format, host=host))
             continue
+        if len(args) > 1 and os.path.isdir(path):
+            _warn(f"skipped {path}: a directory")
+            continue
         try:
-            crontabs.append(read_crontab(path, format=file_format, host=host))
+            crontab = read_crontab(path, format=file_format, host=host)
         except OSError as exc:
             raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+        reason = _not_a_crontab(crontab) if len(args) > 1 else None
+        if reason:
+            _warn(f"skipped {path}: {reason} (pass it alone to analyze it anyway)")
+            continue
+        crontabs.append(crontab)
     if system:
         crontabs.extend(_system_crontabs(file_format, hosts[0] if hosts else None))
     return crontabs
+
+
+def _not_a_crontab(crontab: CrontabFile) -> str | None:
+    """Why a file among many (``analyze dir/*``) is surely not a crontab, or None."""
+    from migrate_cron.crontab.entry import Kind
+
+    lines = crontab.lines
+    if lines and lines[0].text.startswith("#!"):
+        return "a script (it starts with #!), not a crontab"
+    kinds = [line.kind for line in lines]
+    invalid = kinds.count(Kind.INVALID)
+    if (
+        invalid
+        and Kind.JOB not in kinds
+        and Kind.ENV not in kinds
+        and invalid * 2 >= len([k for k in kinds if k not in (Kind.BLANK, Kind.COMMENT)])
+    ):
+        return f"no job or NAME=value line, {invalid} line(s) cron would reject"
+    return None
 
 
 def _system_crontabs(file_format: str, host: str | None) -> list[CrontabFile]:
@@ -393,7 +416,7 @@ def render_terminal(report: Report) -> None:
         table.add_column("Runs/day", justify="right")
         table.add_column("Next run")
         table.add_column("Command", overflow="fold", max_width=48)
-        table.add_column("Findings")
+        table.add_column("Findings", min_width=20)
         table.add_column("Do")
         for r in jobs:
             line = r.job.line
@@ -418,13 +441,15 @@ def render_terminal(report: Report) -> None:
             action.append(f"\nmissed: {verdict.policy}", style="dim")
             if verdict.should_move:
                 action.append(f"\n{verdict.true_sentences}/4 sentences", style="bold")
-            command = line.command or ""
+            command = (line.command or "").strip()
+            shown = Text(f"{line.user}: ", style="dim") if line.user else Text()
+            shown.append(command if len(command) < 200 else command[:197] + "…")
             table.add_row(
                 str(line.number),
                 schedule,
                 _rate(r.job.cadence.runs_per_day if r.job.cadence else 0),
                 nxt,
-                Text(command.strip() if len(command) < 200 else command[:197] + "…"),
+                shown,
                 findings,
                 action,
             )
@@ -551,6 +576,21 @@ def render_markdown(report: Report) -> str:
 
 def _md(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
+
+
+def day_rule_notes(schedule: Any) -> list[str]:
+    """Say which day rule cron applies when both day fields are restricted."""
+    if schedule.is_reboot:
+        return []
+    f = schedule.fields
+    if len(f.days) == 31 or len(f.weekdays) == 7:
+        return []
+    if f.day_or:
+        return ["both day fields are set: cron runs on either one (day of month OR day of week)"]
+    return [
+        "a day field starts with '*', so cron needs both to match (day of month AND day of "
+        "week); without the '*' it would be OR"
+    ]
 
 
 def dst_notes(schedule: Any, when: datetime) -> list[str]:

@@ -89,6 +89,8 @@ def _day_phrase(f: CronFields) -> str:
 
 def _dom_words(days: tuple[int, ...]) -> str:
     step = _even_step(days, 31, start=1)
+    if step == 2:
+        return "odd days of the month"
     if step and step > 1:
         return f"every {_ordinal(step)} day of the month"
     label = "day" if len(days) == 1 else "days"

@@ -159,6 +159,12 @@ def _check_possible(fields: CronFields, tokens: list[str]) -> None:
 
 
 def _parse_field(text: str, spec: FieldSpec, index: int) -> set[int]:
+    if text == "*":
+        return set(range(spec.low, spec.high + 1))
+    if text.isdigit() and text.isascii():
+        value = int(text)
+        if spec.low <= value <= spec.high:
+            return {value}
     values: set[int] = set()
     for part in text.split(","):
         values.update(_parse_part(part, text, spec, index))
@@ -174,7 +180,7 @@ def _bad(text: str, spec: FieldSpec, index: int, why: str = "") -> ScheduleError
 def _parse_part(part: str, text: str, spec: FieldSpec, index: int) -> range:
     if part == "":
         raise _bad(text, spec, index, "empty element in a comma list")
-    quartz = next(
+    quartz = _QUARTZ_ONLY.search(part) and next(
         (
             m
             for tok in re.split(r"[-/]", part)

@@ -83,8 +83,9 @@ class Schedule:
         ``@reboot`` is rejected unless ``allow_reboot`` (it has no fire times; the methods that
         compute them then raise ScheduleError).
         """
-        plan = _compile(expr.strip(), allow_reboot=allow_reboot)
-        del plan
+        plan = _compile(expr.strip(), allow_reboot=True)
+        if plan.fields is None and not allow_reboot:
+            raise ScheduleError("@reboot has no schedule")
         return cls(expr, tz)
 
     # -- what it is -------------------------------------------------------------------------
@@ -346,6 +347,8 @@ def _calendar_counts() -> tuple[list[list[list[int]]], list[list[int]], list[lis
         counts[day.month][day.day][day.isoweekday() % 7] += 1
         day += one
     by_day = [[sum(counts[m][d]) for d in range(32)] for m in range(13)]
+    for m in range(13):
+        by_day[m][0] = sum(by_day[m])  # index 0 (no day 0) holds the month's total
     by_weekday = [[sum(counts[m][d][w] for d in range(32)) for w in range(7)] for m in range(13)]
     return counts, by_day, by_weekday
 
@@ -365,8 +368,11 @@ def _runs_per_day(expr: str) -> float:
     counts, by_day, by_weekday = _calendar_counts()
     matching = 0
     for m in fields.months:
-        on_days = sum(by_day[m][d] for d in fields.days)
-        on_weekdays = sum(by_weekday[m][w] for w in fields.weekdays)
+        month_total = by_day[m][0]
+        on_days = month_total if all_days else sum(by_day[m][d] for d in fields.days)
+        on_weekdays = (
+            month_total if all_weekdays else sum(by_weekday[m][w] for w in fields.weekdays)
+        )
         if all_weekdays:
             both = on_days
         elif all_days:

@@ -22,8 +22,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import (
-    Connection,
     ColumnElement,
+    Connection,
     Engine,
     and_,
     case,
@@ -251,7 +251,9 @@ class Store:
             "created_at": self.now_sql(),
         }
         if ref is None:
-            new_id = conn.execute(insert(job).values(**values)).inserted_primary_key[0]
+            inserted = conn.execute(insert(job).values(**values)).inserted_primary_key
+            assert inserted is not None
+            new_id = inserted[0]
         else:
             new_id = self._insert_if_absent(conn, job, values, ("kind", "ref"))
             if new_id is None:

@@ -40,7 +40,7 @@ class MySQLStore(Store):
         return literal_column("UTC_TIMESTAMP(6)", type_=UTCDateTime())
 
     def _server_after(self, seconds: float) -> ColumnElement[datetime]:
-        micros = int(round(seconds * 1_000_000))
+        micros = round(seconds * 1_000_000)
         return func.timestampadd(
             literal_column("MICROSECOND"), micros, literal_column("UTC_TIMESTAMP(6)"),
             type_=UTCDateTime(),

@@ -3,6 +3,7 @@ ON CONFLICT DO NOTHING, and LISTEN/NOTIFY wake-ups delivered after the enqueue c
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
@@ -52,10 +53,8 @@ class PostgresListener(Listener):
         return woken
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(Exception):
             self._conn.close()
-        except Exception:
-            pass
 
 
 class PostgresStore(Store):

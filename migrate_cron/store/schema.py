@@ -129,9 +129,9 @@ def build_tables(prefix: str = "") -> Tables:
         job.c.id,
         postgresql_where=text("state = 'open'"),
         sqlite_where=text("state = 'open'"),
-    ).ddl_if(dialect=("postgresql", "sqlite"))
+    ).ddl_if(dialect=("postgresql", "sqlite"))  # type: ignore[arg-type]  # tuples are documented
     Index(f"{p}job_claim_idx", job.c.state, job.c.run_at, job.c.id).ddl_if(
-        dialect=("mysql", "mariadb", "mssql")
+        dialect=("mysql", "mariadb", "mssql")  # type: ignore[arg-type]  # tuples are documented
     )
     # Leases to reap, stats windows and cleanup: (state, finished_at) / (state, locked_until).
     Index(f"{p}job_state_finished_idx", job.c.state, job.c.finished_at)

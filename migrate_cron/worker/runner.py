@@ -24,6 +24,7 @@ import functools
 import json
 import os
 import pwd
+import select
 import selectors
 import signal
 import subprocess
@@ -196,17 +197,36 @@ def _pump(
 
 
 def _wait(proc: subprocess.Popen[bytes], cancel: Cancel, deadline: float | None) -> str | None:
-    """Wait for the exit after the pipes closed (a command may close stdout and keep going)."""
-    while True:
-        reason = _stop_reason(cancel, deadline)
-        if reason:
-            return reason
-        wait = _POLL if deadline is None else max(0.0, min(_POLL, deadline - time.monotonic()))
-        try:
-            proc.wait(wait)
-            return None
-        except subprocess.TimeoutExpired:
-            continue
+    """Wait for the exit after the pipes closed (a command may close stdout and keep going).
+
+    On Linux a pidfd wakes us the moment the process exits; ``Popen.wait(timeout)`` instead
+    sleeps in growing steps, which added milliseconds to every short command.
+    """
+    if proc.poll() is not None:
+        return None
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):  # not Linux 5.3+: poll
+        pidfd = None
+    try:
+        while True:
+            reason = _stop_reason(cancel, deadline)
+            if reason:
+                return reason
+            wait = _POLL if deadline is None else max(0.0, min(_POLL, deadline - time.monotonic()))
+            if pidfd is not None:
+                select.select([pidfd], [], [], wait)
+                if proc.poll() is not None:
+                    return None
+                continue
+            try:
+                proc.wait(wait)
+                return None
+            except subprocess.TimeoutExpired:
+                continue
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
 
 
 def _stop_reason(cancel: Cancel, deadline: float | None) -> str | None:

@@ -151,7 +151,7 @@ def test_host_option_labels_files() -> None:
     )
     doc = json.loads(out)
     assert [f["host"] for f in doc["files"]] == ["a", "b"]
-    assert any(f["rule"] == "duplicate-host" for f in doc["findings"])
+    assert any(f["rule"] == "duplicate-host" for e in doc["entries"] for f in e["findings"])
 
 
 def test_system_reads_etc_and_skips_unreadable(
