@@ -17,8 +17,16 @@ if TYPE_CHECKING:
     from datetime import datetime
 
 
+HELP = (
+    "Enqueue the job for one slot, once: a second call for the same slot (another host, a "
+    "retry) changes nothing. The enqueue-only producer a crontab line is rewritten to.\n\n"
+    "Prints `enqueued` or `already enqueued` (or nothing with --quiet); exits 0 both ways, 1 if "
+    "the job is unknown or the database cannot be reached (cron's mail says why)."
+)
+
+
 def register(app: typer.Typer) -> None:
-    app.command("enqueue")(enqueue)
+    app.command("enqueue", help=HELP)(enqueue)
 
 
 def enqueue(
@@ -43,9 +51,7 @@ def enqueue(
     table_prefix: TablePrefix = "",
     registry: RegistryPath = DEFAULT_REGISTRY,
 ) -> None:
-    """Enqueue the job for one slot, once: a second call for the same slot (another host, a
-    retry) changes nothing. Prints `enqueued` or `already enqueued`; exits 0 both ways and 1 if
-    the job is unknown or the database cannot be reached."""
+    """See ``HELP``."""
     from datetime import UTC, datetime
 
     from migrate_cron.registry import load_registry

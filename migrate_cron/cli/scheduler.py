@@ -34,9 +34,24 @@ AllFlag = Annotated[
 ]
 
 
+SCHEDULER_HELP = (
+    "Enqueue every owned job's slots as they fall due; nothing else (workers run them). Owned: "
+    'scheduled jobs with mode = "scheduler", or with --all every scheduled job.\n\n'
+    "Several schedulers may run: one holds the lease, the others stand by and take over when "
+    "it stops renewing. Slots missed while no scheduler ran (or during a stall: paused VM, clock "
+    "jump) follow each job's policy: skip, run-once or backfill (see `migrate-cron simulate`). "
+    "SIGTERM finishes the current tick, gives up the lease and exits 0."
+)
+SIMULATE_HELP = (
+    "Print what each job's policy would enqueue and skip over a period with downtime, without "
+    "touching the database. Before --from every job is assumed to have run normally; the "
+    "scheduler restarts at the end of each --down."
+)
+
+
 def register(app: typer.Typer) -> None:
-    app.command("scheduler")(scheduler)
-    app.command("simulate")(simulate)
+    app.command("scheduler", help=SCHEDULER_HELP)(scheduler)
+    app.command("simulate", help=SIMULATE_HELP)(simulate)
 
 
 def scheduler(
@@ -96,13 +111,7 @@ def scheduler(
     table_prefix: TablePrefix = "",
     registry: RegistryPath = DEFAULT_REGISTRY,
 ) -> None:
-    """Enqueue every owned job's slots as they fall due; nothing else (workers run them).
-
-    Several schedulers may run: one holds the lease, the others stand by and take over when it
-    stops renewing. Slots missed while no scheduler ran (or during a stall) follow each job's
-    policy: skip, run-once or backfill. SIGTERM finishes the current tick, gives up the lease
-    and exits 0.
-    """
+    """See ``SCHEDULER_HELP``."""
     import signal
     import threading
 
@@ -190,8 +199,7 @@ def simulate(
     as_json: JsonFlag = False,
     registry: RegistryPath = DEFAULT_REGISTRY,
 ) -> None:
-    """Print what each job's policy would enqueue and skip over a period with downtime —
-    without touching the database. Before --from every job is assumed to have run normally."""
+    """See ``SIMULATE_HELP``."""
     from datetime import UTC, datetime, timedelta
 
     from migrate_cron.errors import UsageError

@@ -172,12 +172,12 @@ def test_simulate_prints_what_each_policy_does_without_a_database(registry: Path
     assert res.returncode == 0, res.stderr
     data = json.loads(res.stdout)
     runs = [(r["job"], r["slot"][11:16], r["action"], r["reason"]) for r in data["runs"]]
-    assert runs == [
+    assert runs == [  # in the order acted on, oldest slot first
         ("hourly", "01:00", "skip", "over-cap"),
+        ("nightly", "01:00", "enqueue", "catch-up"),
         ("hourly", "02:00", "skip", "over-cap"),
         ("hourly", "03:00", "enqueue", "catch-up"),
         ("hourly", "04:00", "enqueue", "catch-up"),
-        ("nightly", "01:00", "enqueue", "catch-up"),
         ("hourly", "05:00", "enqueue", "on-time"),
     ]
     nightly = next(r for r in data["runs"] if r["job"] == "nightly")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import signal
 import sys
 from dataclasses import dataclass
 
@@ -34,6 +35,7 @@ def invoke(*args: str) -> Result:
     argv = sys.argv
     debug = os.environ.pop("MIGRATE_CRON_DEBUG", None)
     sys.argv = ["migrate-cron", *args]
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
     code: int | str | None = 0
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -43,6 +45,8 @@ def invoke(*args: str) -> Result:
                 code = exc.code
     finally:
         sys.argv = argv
+        for sig, handler in handlers.items():  # the worker and scheduler install their own
+            signal.signal(sig, handler)
         if debug is not None:
             os.environ["MIGRATE_CRON_DEBUG"] = debug
     if isinstance(code, str):  # sys.exit("message")
