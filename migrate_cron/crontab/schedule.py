@@ -1,10 +1,12 @@
 """A cron schedule and its fire times, identical to Debian/Vixie cron including DST.
 
-Wall-clock matching works on the expression expanded by :mod:`migrate_cron.crontab.fields`
-(``a-a`` ranges, names, 7 = Sunday and steps are resolved there; the day-of-month/day-of-week
-rule comes from cron's "field starts with *" flags), see :mod:`migrate_cron.crontab.matcher`:
-a native calendar walk at runtime, cross-checked against croniter (pinned ``>=7,<8``, fed the
-same expanded lists) and cronsim in the tests. This module maps wall times to instants.
+Validation and expansion are ours (:mod:`migrate_cron.crontab.fields`: ``a-a`` ranges, names,
+7 = Sunday and steps are resolved there, with a field and a reason for every rejection); which
+wall-clock times match is croniter's answer (pinned ``>=7,<8``), fed those expanded sets, with
+cron's day-of-month/day-of-week OR rule taken from the "field starts with *" flags — see
+:mod:`migrate_cron.crontab.matcher`. This module maps wall times to instants with Vixie cron's
+DST rules below (croniter's own DST handling is not cron's), and the tests compare the result
+with cronsim, an independent implementation of Debian cron.
 
 Daylight saving time — the rule implemented, from Vixie cron 3.0 ``cron.c`` (Debian's cron), whose
 man page says: "Special considerations exist when the clock is changed by less than 3 hours, for
@@ -45,7 +47,7 @@ from migrate_cron.crontab.fields import (
     parse_fields,
     split_fields,
 )
-from migrate_cron.crontab.matcher import Matcher, make_matcher, walls_after
+from migrate_cron.crontab.matcher import CroniterMatcher, make_matcher, walls_after
 from migrate_cron.crontab.timezone import Transition, ZoneTable, zone_table
 
 __all__ = ["Schedule", "ScheduleError"]
@@ -270,15 +272,16 @@ def _floor_minute(t: datetime) -> datetime:
 class _Plan:
     """Parsed form of one expression, shared by every Schedule using it.
 
-    The matcher is built on first use, so validating 100,000 lines does not pay for it.
+    The matcher (croniter, shared per distinct field set) is looked up on first use, so
+    validating 100,000 lines does not pay for it.
     """
 
     def __init__(self, fields: CronFields | None) -> None:
         self.fields = fields
-        self._matcher: Matcher | None = None
+        self._matcher: CroniterMatcher | None = None
 
     @property
-    def matcher(self) -> Matcher:
+    def matcher(self) -> CroniterMatcher:
         if self._matcher is None:
             assert self.fields is not None
             self._matcher = make_matcher(self.fields)

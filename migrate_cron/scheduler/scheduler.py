@@ -41,17 +41,6 @@ class Runs(Protocol):
 
     def last_runs(self, job_names: Sequence[str] | None = None) -> dict[str, datetime]: ...
 
-    def enqueue_run(
-        self,
-        job_name: str,
-        scheduled_for: datetime,
-        *,
-        payload: Any = None,
-        max_attempts: int = ...,
-        outcome: str = "enqueued",
-        kind: str | None = None,
-    ) -> RunResult: ...
-
     def enqueue_runs(self, requests: Sequence[tuple[str, datetime, int]]) -> list[RunResult]:
         """Many (job_name, slot, max_attempts) at once; results in request order."""
         ...

@@ -161,20 +161,3 @@ def test_latest_at_or_before_is_consistent_with_next_after(
         assert s.next_after(latest) == following or s.next_after(latest) <= when
         # Nothing fires between the latest run and when.
         assert list(s.iter_between(latest, when)) == []
-
-
-@settings(max_examples=500, deadline=None)
-@given(
-    expr=expressions().filter(valid),
-    start=st.datetimes(datetime(2026, 1, 1), datetime(2026, 12, 31)),
-)
-def test_calendar_matcher_agrees_with_croniter(expr: str, start: datetime) -> None:
-    """The runtime wall-clock matcher against croniter fed the same expanded fields."""
-    from migrate_cron.crontab.matcher import CalendarMatcher, CroniterMatcher, walls_after
-
-    fields = Schedule.parse(expr).fields
-    ours_matcher, reference_matcher = CalendarMatcher(fields), CroniterMatcher(fields)
-    assert list(itertools.islice(walls_after(ours_matcher, start), 10)) == list(
-        itertools.islice(walls_after(reference_matcher, start), 10)
-    )
-    assert ours_matcher.prev_wall(start) == reference_matcher.prev_wall(start)

