@@ -12,7 +12,10 @@ import typer
 from migrate_cron.cli.common import JsonFlag, TablePrefix, info, print_json
 
 generate_app = typer.Typer(
-    help="Write files for your project: an Alembic revision for the migrate-cron tables.",
+    help=(
+        "Write files for your project: the job registry (migrate-cron.toml) from crontabs, "
+        "and an Alembic revision for the migrate-cron tables."
+    ),
     no_args_is_help=True,
 )
 
