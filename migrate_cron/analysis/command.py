@@ -38,6 +38,7 @@ _WRAPPERS = {
     "/usr/bin/nice": 0,
 }
 _INTERPRETERS = {"php", "python", "python3", "node", "ruby", "perl", "bash", "sh", "bundle", "npx"}
+_NOT_SLUG = re.compile(r"[^a-z0-9]+")
 _FRAMEWORK_TOOLS = {"artisan", "console", "drush", "wp", "magento", "manage.py", "rake", "occ"}
 
 
@@ -136,5 +137,5 @@ def _strip_extension(word: str) -> str:
 
 
 def _slug(word: str) -> str:
-    slug = re.sub(r"[^a-z0-9]+", "-", word.lower()).strip("-")
+    slug = _NOT_SLUG.sub("-", word.lower()).strip("-")
     return slug[:60] or "job"

@@ -19,7 +19,7 @@ from typing import Any
 
 from migrate_cron.analysis.classifier import Classification, classify
 from migrate_cron.analysis.command import read_command
-from migrate_cron.analysis.finding import Context, Finding
+from migrate_cron.analysis.finding import Context, Finding, Hit, Rule
 from migrate_cron.analysis.job import Job, make_job
 from migrate_cron.analysis.planner import PlanItem, plan_jobs
 from migrate_cron.analysis.rules import (
@@ -33,6 +33,7 @@ from migrate_cron.analysis.rules import (
     too_long,
 )
 from migrate_cron.crontab.entry import CrontabFile, Kind, Severity
+from migrate_cron.crontab.parser import gc_paused
 from migrate_cron.errors import UsageError
 
 SCHEMA_VERSION = 1
@@ -80,6 +81,17 @@ def analyze(
     default_tz: str = "UTC",
 ) -> Report:
     """Run every rule over every job line, classify, plan, and compute the next runs."""
+    with gc_paused():
+        return _analyze(files, now, next_count, durations, default_tz)
+
+
+def _analyze(
+    files: Sequence[CrontabFile],
+    now: datetime,
+    next_count: int,
+    durations: Mapping[str, float] | None,
+    default_tz: str,
+) -> Report:
     ctx = Context(now=now)
     jobs: list[Job] = []
     own: list[list[Finding]] = []  # per job: syntax warnings of its line, then rule findings
@@ -87,7 +99,11 @@ def analyze(
     names: Counter[str] = Counter()
     for crontab in files:
         for line in crontab.lines:
-            syntax = [parse_finding(line, p, crontab.host) for p in line.problems]
+            syntax = (
+                [parse_finding(line, p, crontab.host) for p in line.problems]
+                if line.problems
+                else []
+            )
             if line.kind is not Kind.JOB:
                 if syntax:
                     in_order.append(syntax)
@@ -98,11 +114,16 @@ def analyze(
             jobs.append(make_job(line, crontab.host, default_tz, name))
             own.append(syntax)
             in_order.append(syntax)
+    # A per-line rule sees the command text, the schedule and the timezone, nothing else: the
+    # same command on the same schedule (copies across hosts, files, users) is checked once.
+    seen: dict[tuple[str, str, str], list[tuple[Rule, Hit]]] = {}
     for job, found in zip(jobs, own, strict=True):
-        for rule in PER_LINE:
-            hit = rule.check(job, ctx)  # type: ignore[misc]
-            if hit is not None:
-                found.append(rule.finding(job, hit))
+        key = (job.command.text, job.line.schedule or "", job.timezone)
+        hits = seen.get(key)
+        if hits is None:
+            hits = seen[key] = _per_line_hits(job, ctx)
+        for rule, hit in hits:
+            found.append(rule.finding(job, hit))
     index_of = {id(job): i for i, job in enumerate(jobs)}
     for rule, hits in (
         (ORDERING, hidden_ordering(jobs)),
@@ -136,6 +157,15 @@ def analyze(
         findings=tuple(all_findings),
         plan=tuple(items),
     )
+
+
+def _per_line_hits(job: Job, ctx: Context) -> list[tuple[Rule, Hit]]:
+    hits: list[tuple[Rule, Hit]] = []
+    for rule in PER_LINE:
+        hit = rule.check(job, ctx)  # type: ignore[misc]
+        if hit is not None:
+            hits.append((rule, hit))
+    return hits
 
 
 def _description(job: Job) -> str:
@@ -232,7 +262,7 @@ def _entry_json(r: JobReport) -> dict[str, Any]:
     }
 
 
-def _to_json(report: Report, with_entries: bool = True) -> dict[str, Any]:
+def _to_json(report: Report, with_entries: bool = True, with_plan: bool = True) -> dict[str, Any]:
     from migrate_cron import __version__
     from migrate_cron.analysis.classifier import SENTENCES
 
@@ -288,7 +318,7 @@ def _to_json(report: Report, with_entries: bool = True) -> dict[str, Any]:
                 "recommendation": p.recommendation,
                 "policy": p.policy,
             }
-            for p in report.plan
+            for p in (report.plan if with_plan else ())
         ],
         "summary": {
             "files": len(report.files),
@@ -333,11 +363,11 @@ def _js(value: Any) -> str:
 
 def json_chunks(report: Report) -> Iterator[str]:
     """The ``--json`` document as text chunks (entries and plan items one per line)."""
-    document = report.to_json(entries=False)
+    document = _to_json(report, with_entries=False, with_plan=False)
     yield "{\n"
     for key, value in document.items():
-        if key == "plan":
-            continue
+        if key in ("entries", "plan"):
+            continue  # streamed below, one item per line
         yield f"{_enc(key)}:{_js(value)},\n"
     yield '"entries":[\n'
     env_cache: dict[int, str] = {}

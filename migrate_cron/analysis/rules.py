@@ -175,6 +175,8 @@ def _batch(job: Job, ctx: Context) -> Hit | None:
 
 
 _CURL = re.compile(r"(?<![\w-])(curl|wget)(?![\w-])")
+_CURL_TIMEOUT = re.compile(r"--max-time\b|(?<![\w-])-m\s*\d|(?<![\w-])-\w*m\s+\d")
+_WGET_TIMEOUT = re.compile(r"--timeout\b|--read-timeout\b|(?<![\w-])-t\s*\d|(?<![\w-])-T\s*\d")
 
 
 def _http(job: Job, ctx: Context) -> Hit | None:
@@ -186,7 +188,7 @@ def _http(job: Job, ctx: Context) -> Hit | None:
         return None
     tool = match.group(1)
     if tool == "curl":
-        if re.search(r"--max-time\b|(?<![\w-])-m\s*\d|(?<![\w-])-\w*m\s+\d", text):
+        if _CURL_TIMEOUT.search(text):
             return None
         return Hit(
             "calls curl without --max-time: a server that never answers keeps the job running "
@@ -194,9 +196,7 @@ def _http(job: Job, ctx: Context) -> Hit | None:
             + (" (--connect-timeout only bounds connecting)" if "connect-timeout" in text else ""),
             fix="add --max-time 60 (or let the worker's per-job timeout kill it)",
         )
-    if re.search(
-        r"--timeout\b|--read-timeout\b|(?<![\w-])-t\s*\d|(?<![\w-])-T\s*\d", job.command.text
-    ):
+    if _WGET_TIMEOUT.search(job.command.text):
         return None
     return Hit(
         "calls wget without --timeout: by default it retries 20 times with 15-minute read timeouts",

@@ -373,8 +373,10 @@ def write_report_json(report: Report) -> None:
         write_json(report.to_json())
         return
     from migrate_cron.analysis.report import json_chunks
+    from migrate_cron.crontab.parser import gc_paused
 
-    sys.stdout.writelines(json_chunks(report))
+    with gc_paused():
+        sys.stdout.writelines(json_chunks(report))
 
 
 def _iso(t: datetime) -> str:

@@ -69,7 +69,12 @@ def metrics(
             f"serving metrics on http://{url_host}:{bound}/metrics (database {store.url_safe})\n"
         )
         sys.stderr.flush()
-        signal.signal(signal.SIGTERM, lambda *_: stop.set())
+        # stop.set() from another thread: in the handler itself it deadlocks if the signal
+        # lands while the main thread holds the Event's lock (entering/leaving stop.wait).
+        signal.signal(
+            signal.SIGTERM,
+            lambda *_: threading.Thread(target=stop.set, daemon=True).start(),
+        )
         try:
             while not stop.wait(1.0):
                 pass

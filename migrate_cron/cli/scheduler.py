@@ -136,7 +136,9 @@ def scheduler(
     stop = threading.Event()
 
     def on_signal(_signum: int, _frame: object) -> None:
-        stop.set()
+        # Not stop.set() here: a signal landing while the main thread holds the Event's lock
+        # (entering or leaving stop.wait) would deadlock on it. Set it from another thread.
+        threading.Thread(target=stop.set, daemon=True).start()
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)

@@ -74,6 +74,7 @@ MACROS: dict[str, str] = {
 MACRO_NAMES = ("reboot", *MACROS)
 
 _DIGITS = re.compile(r"[0-9]+")
+_BLANKS = re.compile(r"[ \t]+")
 _QUARTZ_ONLY = re.compile(r"[?LW#]")
 _MAX_DAYS = (0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 _MONTH_TITLES = (
@@ -123,7 +124,7 @@ class CronFields:
 
 def split_fields(text: str) -> list[str]:
     """Split on cron's blanks (spaces and tabs only)."""
-    return [tok for tok in re.split(r"[ \t]+", text) if tok]
+    return [tok for tok in _BLANKS.split(text) if tok]
 
 
 def parse_fields(tokens: list[str]) -> CronFields:

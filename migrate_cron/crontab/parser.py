@@ -23,8 +23,11 @@ CRON_TZ (cronie) or TZ set above a job is recorded as its timezone.
 
 from __future__ import annotations
 
+import gc
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
@@ -140,6 +143,24 @@ class _State:
     timezone: str | None
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Hold off Python's cyclic garbage collector while bulk-building acyclic values.
+
+    Parsing and analysing a 100,000-line crontab allocates millions of small objects (lines,
+    jobs, findings) and no reference cycles; the collector would re-scan the growing heap again
+    and again (a third of the CPU time of ``analyze``), and free nothing. Reference counting
+    still frees everything as usual; the collector resumes afterwards if it was on.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def parse_crontab(
     data: str | bytes,
     path: str = "-",
@@ -148,6 +169,11 @@ def parse_crontab(
     host: str | None = None,
 ) -> CrontabFile:
     """Parse a whole file. ``format`` is "user", "system" or "auto" (decided per file)."""
+    with gc_paused():
+        return _parse_crontab(data, path, format, host)
+
+
+def _parse_crontab(data: str | bytes, path: str, format: str, host: str | None) -> CrontabFile:
     text = data.decode(ENCODING, ERRORS) if isinstance(data, bytes) else data
     pieces = text.split("\n")
     raws = [p + "\n" for p in pieces[:-1]]

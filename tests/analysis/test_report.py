@@ -18,10 +18,16 @@ def test_streamed_json_equals_the_document() -> None:
     text = (ROOT / "samples" / "shop.crontab").read_text() * 3
     text += (ROOT / "samples" / "pasted-quartz.crontab").read_text()
     report = report_for(text, tz="Europe/Berlin", durations={"orders-push-erp": 400})
-    streamed = json.loads("".join(json_chunks(report)))
+    streamed = json.loads("".join(json_chunks(report)), object_pairs_hook=_unique_keys)
     assert streamed == report.to_json()
     assert streamed["summary"]["jobs"] == 26
     assert streamed["findings"]  # the rejected Quartz lines are not entries
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    keys = [key for key, _ in pairs]
+    assert len(keys) == len(set(keys)), f"duplicate keys in {keys}"
+    return dict(pairs)
 
 
 def test_every_finding_appears_once() -> None:

@@ -69,8 +69,18 @@ class ThrowawayPostgres:
 
     def init(self) -> None:
         self._check(
-            self._run("initdb", "-D", str(self.data), "-A", "trust", "-U", "postgres",
-                      "--no-sync", "-E", "UTF8"),
+            self._run(
+                "initdb",
+                "-D",
+                str(self.data),
+                "-A",
+                "trust",
+                "-U",
+                "postgres",
+                "--no-sync",
+                "-E",
+                "UTF8",
+            ),
             "initdb",
         )
 
@@ -80,8 +90,19 @@ class ThrowawayPostgres:
             " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
         )
         self._check(
-            self._run("pg_ctl", "-D", str(self.data), "-l", str(self.logfile), "-o", opts,
-                      "-w", "-t", "60", "start"),
+            self._run(
+                "pg_ctl",
+                "-D",
+                str(self.data),
+                "-l",
+                str(self.logfile),
+                "-o",
+                opts,
+                "-w",
+                "-t",
+                "60",
+                "start",
+            ),
             "pg_ctl start",
         )
 

@@ -26,7 +26,7 @@ T = TypeVar("T")
 #: A Python handler module the chaos tests import (written next to their registry). Each run
 #: appends "job_id pid" to $MCT_RESULTS with one O_APPEND write — atomic for a short line, so
 #: a SIGKILL leaves either the whole record or none — then sleeps ``payload["ms"]``.
-HANDLER_MODULE = '''\
+HANDLER_MODULE = """\
 import os
 import time
 
@@ -41,12 +41,10 @@ def record(payload, ctx):
     ms = (payload or {}).get("ms", 0)
     if ms:
         time.sleep(ms / 1000)
-'''
+"""
 
 
-def wait_for(
-    check: Callable[[], T], timeout: float, what: str, interval: float = 0.05
-) -> T:
+def wait_for(check: Callable[[], T], timeout: float, what: str, interval: float = 0.05) -> T:
     """Poll ``check`` until it returns something truthy; fail after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout
     while True:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 import signal
 from collections import Counter
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -66,13 +66,27 @@ def test_skewed_worker_clocks_neither_steal_nor_shorten_leases(
     with Fleet(tmp_path) as fleet:
         for kind, skew, heartbeat, lease in WORKERS:
             env = cli_env(db_url, table_prefix, registry, MCT_CLOCK_SKEW=str(skew))
-            args = ["worker", "--kinds", kind, "--concurrency", "1", "--poll", "0.1",
-                    "--heartbeat", str(heartbeat), "--lease", str(lease)]
+            args = [
+                "worker",
+                "--kinds",
+                kind,
+                "--concurrency",
+                "1",
+                "--poll",
+                "0.1",
+                "--heartbeat",
+                str(heartbeat),
+                "--lease",
+                str(lease),
+            ]
             by_kind[kind] = fleet.start([WRAPPER, *args], env, label=kind, python=True)
             leases[kind] = lease
             if kind == "hold-b":
-                wait_for(lambda p=by_kind[kind]: _reaper_held_by(store, p.pid), 60,
-                         "the clock-ahead worker to take the reaper lease")
+                wait_for(
+                    lambda p=by_kind[kind]: _reaper_held_by(store, p.pid),
+                    60,
+                    "the clock-ahead worker to take the reaper lease",
+                )
         for proc in by_kind.values():
             wait_for(lambda p=proc: "worker-start" in p.output(), 60, f"{proc.label} to start")
         # The skew is real: each process logs its own (wrong) wall time.
@@ -83,7 +97,8 @@ def test_skewed_worker_clocks_neither_steal_nor_shorten_leases(
         for kind, job_id in ids.items():
             wait_for(
                 lambda j=job_id: store.get(j).state == "running",  # type: ignore[union-attr]
-                30, f"{kind} to run",
+                30,
+                f"{kind} to run",
             )
         # Leases are "database now + lease", whatever the worker's clock says.
         now = store.db_now()
@@ -95,16 +110,19 @@ def test_skewed_worker_clocks_neither_steal_nor_shorten_leases(
             assert 0 < left <= leases[kind] + 0.5, f"{kind}: lease ends {left:+.1f}s from now"
         # B (two minutes ahead) still reaps while A's and C's jobs run; its reaper lease is on the
         # database clock too.
+        # (renewed after ``now``: B took the lease — and reaped — while all three jobs ran.)
         holder = wait_for(
-            lambda: _reaper_held_by(store, by_kind["hold-b"].pid),
-            JOB_SECONDS - 1, "the fast-heartbeat (clock ahead) worker to hold the reaper lease",
+            lambda: _reaper_held_by(store, by_kind["hold-b"].pid, renewed_after=now, ttl=0.25),
+            JOB_SECONDS - 1,
+            "the fast-heartbeat (clock ahead) worker to hold the reaper lease",
             interval=0.02,
         )
         assert holder <= 0.25 + 0.5, f"reaper lease ends {holder:+.2f}s from now"
         for kind, job_id in ids.items():
             wait_for(
                 lambda j=job_id: store.get(j).state == "done",  # type: ignore[union-attr]
-                JOB_SECONDS + 20, f"{kind} to finish",
+                JOB_SECONDS + 20,
+                f"{kind} to finish",
             )
         for proc in by_kind.values():
             proc.signal(signal.SIGTERM)
@@ -122,10 +140,16 @@ def test_skewed_worker_clocks_neither_steal_nor_shorten_leases(
         assert "reaped" not in proc.output() and "lease-lost" not in proc.output()
 
 
-def _reaper_held_by(store: Store, pid: int) -> float | None:
-    """Seconds left on the reaper lease if ``pid`` holds it now, else None."""
+def _reaper_held_by(
+    store: Store, pid: int, renewed_after: datetime | None = None, ttl: float = 0.0
+) -> float | None:
+    """Seconds left on the reaper lease if ``pid`` holds it now (and, given ``renewed_after``,
+    took or renewed it after that database time), else None."""
     found = store.lease_holder(REAPER_LEASE)
     if found is None or _pid(found[0]) != pid:
         return None
-    left = (found[1].replace(tzinfo=UTC) - store.db_now()).total_seconds()
+    expires = found[1].replace(tzinfo=UTC)
+    if renewed_after is not None and expires - timedelta(seconds=ttl) <= renewed_after:
+        return None
+    left = (expires - store.db_now()).total_seconds()
     return left if left > 0 else None

@@ -9,7 +9,7 @@ jobs at once (claimed, running, or finished but not yet written — see
     extra runs  =  Σ over jobs (runs − 1)  ≤  kills × capacity.
 
 Stronger, per run: every run of a job except its last was started by a worker we killed.
-(The lease is 6 heartbeats long, so a living worker never loses a lease to slowness here.)
+(The lease is 10 heartbeats long, so a living worker never loses a lease to slowness here.)
 """
 
 from __future__ import annotations
@@ -39,12 +39,18 @@ BATCH = 8
 CAPACITY = max(CONCURRENCY, BATCH)
 WORKER_ARGS = [
     "worker",
-    "--concurrency", str(CONCURRENCY),
-    "--batch", str(BATCH),
-    "--heartbeat", "0.5",
-    "--lease", "3",
-    "--poll", "0.2",
-    "--grace", "5",
+    "--concurrency",
+    str(CONCURRENCY),
+    "--batch",
+    str(BATCH),
+    "--heartbeat",
+    "0.5",
+    "--lease",
+    "5",
+    "--poll",
+    "0.2",
+    "--grace",
+    "5",
 ]
 REGISTRY = '[jobs.chaos]\nhandler = "chaos_jobs:record"\nmax_attempts = 100\n'
 
@@ -162,6 +168,12 @@ def test_chaos_long_ten_thousand_jobs(
 ) -> None:
     """The long variant of the issue: 10,000 jobs, kills until the queue is empty."""
     run_chaos(
-        store, db_url, table_prefix, tmp_path, jobs=10_000, min_kills=20, job_ms=20,
+        store,
+        db_url,
+        table_prefix,
+        tmp_path,
+        jobs=10_000,
+        min_kills=20,
+        job_ms=20,
         until_drained=True,
     )

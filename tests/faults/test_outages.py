@@ -10,6 +10,7 @@ database was down (missed slots are backfilled by the job's policy).
 
 from __future__ import annotations
 
+import contextlib
 import random
 import signal
 import time
@@ -46,8 +47,19 @@ max_backfill = 1000
 misfire_grace = 86400
 max_attempts = 100
 """
-WORKER_ARGS = ["worker", "--concurrency", "4", "--heartbeat", "1", "--lease", "10",
-               "--poll", "0.2", "--grace", "5"]
+WORKER_ARGS = [
+    "worker",
+    "--concurrency",
+    "4",
+    "--heartbeat",
+    "1",
+    "--lease",
+    "10",
+    "--poll",
+    "0.2",
+    "--grace",
+    "5",
+]
 
 
 def quiet(fn: Callable[[], T]) -> T | None:
@@ -84,8 +96,7 @@ class Scenario:
         wait_for(
             lambda: (self.slots() or 0) > slots,
             max(0.1, RECONNECT_BOUND - (time.monotonic() - up_at)),
-            f"the scheduler to enqueue again after the {fault}:\n"
-            f"{self.scheduler.output()[-1500:]}",
+            f"the scheduler to enqueue again after the {fault}:\n{self.scheduler.output()[-1500:]}",
         )
         print(f"{fault}: every process working again {time.monotonic() - up_at:.1f}s after")
 
@@ -104,7 +115,8 @@ def scenario(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Any]:
         results = tmp_path / "results.txt"
         env = cli_env(db_url, prefix, registry, MCT_RESULTS=str(results))
         store.enqueue_many(
-            "chaos", [{"ms": random.randint(JOB_MS // 2, JOB_MS)} for _ in range(JOBS)],
+            "chaos",
+            [{"ms": random.randint(JOB_MS // 2, JOB_MS)} for _ in range(JOBS)],
             max_attempts=100,
         )
         fleet = Fleet(tmp_path)
@@ -115,7 +127,9 @@ def scenario(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Any]:
         start = datetime(2026, 1, 5, tzinfo=UTC).isoformat()
         scheduler = fleet.start(
             ["scheduler", "--now", start, "--speed", "60", "--lease-ttl", "3"],
-            env, label="scheduler", cwd=registry.parent,
+            env,
+            label="scheduler",
+            cwd=registry.parent,
         )
         sc = Scenario(store, fleet, workers, scheduler, results)
         for w in workers:
@@ -129,17 +143,13 @@ def scenario(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Any]:
         for f in fleets:
             f.kill_all()
         for s in stores:
-            try:
+            with contextlib.suppress(Exception):
                 s.drop_schema()
-            except Exception:
-                pass
             s.dispose()
 
 
 def snapshot(sc: Scenario) -> tuple[dict[int, int], int]:
-    return {w.pid: sc.runs_by(w.pid) for w in sc.workers}, wait_for(
-        sc.slots, 30, "the slot count"
-    )
+    return {w.pid: sc.runs_by(w.pid) for w in sc.workers}, wait_for(sc.slots, 30, "the slot count")
 
 
 def finish_and_check(sc: Scenario, outage_words: tuple[str, ...]) -> None:
@@ -148,7 +158,9 @@ def finish_and_check(sc: Scenario, outage_words: tuple[str, ...]) -> None:
     assert sc.scheduler.wait(30) == 0, sc.scheduler.output()[-2000:]
     wait_for(
         lambda: quiet(lambda: sc.store.count_jobs(states=["open", "running"])) == 0,
-        120, "the queue to drain", interval=0.2,
+        120,
+        "the queue to drain",
+        interval=0.2,
     )
     for w in sc.workers:
         w.signal(signal.SIGTERM)
@@ -218,15 +230,17 @@ def cut_connections(store: Store) -> int:
                     "WHERE datname = current_database() AND pid <> pg_backend_pid()"
                 ).scalar_one()
             )
-        ids = conn.exec_driver_sql(
-            "SELECT id FROM information_schema.PROCESSLIST "
-            "WHERE db = DATABASE() AND id <> CONNECTION_ID()"
-        ).scalars().all()
+        ids = (
+            conn.exec_driver_sql(
+                "SELECT id FROM information_schema.PROCESSLIST "
+                "WHERE db = DATABASE() AND id <> CONNECTION_ID()"
+            )
+            .scalars()
+            .all()
+        )
         for i in ids:
-            try:
+            with contextlib.suppress(Exception):  # it went away by itself meanwhile
                 conn.exec_driver_sql(f"KILL CONNECTION {int(i)}")
-            except Exception:  # it went away by itself meanwhile
-                pass
         return len(ids)
 
 

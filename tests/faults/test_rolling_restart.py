@@ -33,8 +33,17 @@ echo "end $MIGRATE_CRON_JOB_ID" >> "$RUNS"'''
 env = {{ RUNS = "{runs}" }}
 max_attempts = 3
 """
-WORKER_ARGS = ["worker", "--concurrency", "2", "--heartbeat", "1", "--poll", "0.2",
-               "--grace", str(GRACE)]
+WORKER_ARGS = [
+    "worker",
+    "--concurrency",
+    "2",
+    "--heartbeat",
+    "1",
+    "--poll",
+    "0.2",
+    "--grace",
+    str(GRACE),
+]
 
 
 def _running_long(store: Store, pid: int) -> bool:
@@ -75,7 +84,8 @@ def test_rolling_restart_finishes_or_releases_every_job(
             old = [w for w in originals if w not in restarted]
             victim = wait_for(
                 lambda old=old: next((w for w in old if _running_long(store, w.pid)), None),
-                60, "an old worker running a long job",
+                60,
+                "an old worker running a long job",
             )
             victim.signal(signal.SIGTERM)
             assert victim.wait(GRACE + 20) == 0, victim.output()[-3000:]
@@ -83,7 +93,9 @@ def test_rolling_restart_finishes_or_releases_every_job(
             workers.append(fleet.start(WORKER_ARGS, env, label="worker"))
         wait_for(
             lambda: store.count_jobs(states=["open", "running"]) == 0,
-            120, "the queue to drain", interval=0.2,
+            120,
+            "the queue to drain",
+            interval=0.2,
         )
         for w in workers:
             if w in restarted:

@@ -68,8 +68,10 @@ REGISTRY_BUGS = {
     "nan_timeout.toml": "bug: registry accepts timeout = nan: the job never times out",
 }
 # Those of them that end in a traceback, and the command that shows it.
-TRACEBACK_BUGS = {"huge_max_attempts.toml": ("enqueue", "x"),
-                  "huge_misfire_grace.toml": ("scheduler", "--once")}
+TRACEBACK_BUGS = {
+    "huge_max_attempts.toml": ("enqueue", "x"),
+    "huge_misfire_grace.toml": ("scheduler", "--once"),
+}
 
 
 def _expectations(path: Path) -> list[str]:
@@ -97,8 +99,9 @@ def _registry_params() -> list[Any]:
 def test_malformed_registry_is_one_error_naming_file_and_key(path: Path, tmp_path: Path) -> None:
     expected = _expectations(path)
     # The worker reads the registry before it touches the database.
-    result = invoke("worker", "--once", "-r", str(path), "--database-url",
-                    f"sqlite:///{tmp_path / 'q.db'}")
+    result = invoke(
+        "worker", "--once", "-r", str(path), "--database-url", f"sqlite:///{tmp_path / 'q.db'}"
+    )
     assert TRACEBACK not in result.both
     assert result.code in (1, 2), result
     line = result.err.strip()
@@ -150,9 +153,7 @@ def test_malformed_crontab_findings_name_file_line_and_field(path: Path) -> None
     assert result.code == (1 if expected else 0), result.err
     report = json.loads(result.out)
     errors = {
-        f["line"]: (f["rule"], f["field"])
-        for f in report["findings"]
-        if f["severity"] == "error"
+        f["line"]: (f["rule"], f["field"]) for f in report["findings"] if f["severity"] == "error"
     }
     assert errors == expected
     for f in report["findings"]:
@@ -192,18 +193,47 @@ def test_generate_registry_names_the_lines_it_could_not_take(tmp_path: Path) -> 
 
 # ---------------------------------------------------------------------- fuzzing
 _FIELD = st.sampled_from(
-    ["*", "*/5", "0", "59", "60", "61", "-1", "1-5", "5-1", "1,2", "1,,2", "*/0", "jan", "mon",
-     "sun-sat", "L", "?", "#", "7", "0-7", "1-2/3", "", "%", "\\%", "x", "@daily", "é"]
+    [
+        "*",
+        "*/5",
+        "0",
+        "59",
+        "60",
+        "61",
+        "-1",
+        "1-5",
+        "5-1",
+        "1,2",
+        "1,,2",
+        "*/0",
+        "jan",
+        "mon",
+        "sun-sat",
+        "L",
+        "?",
+        "#",
+        "7",
+        "0-7",
+        "1-2/3",
+        "",
+        "%",
+        "\\%",
+        "x",
+        "@daily",
+        "é",
+    ]
 )
 _COMMAND = st.text(
-    alphabet=st.sampled_from(list("abc $()`'\"\\%;|&<>#=\t*-/") + ["é", "\x00", "\r"]),
+    alphabet=st.sampled_from([*list("abc $()`'\"\\%;|&<>#=\t*-/"), "é", "\x00", "\r"]),
     max_size=30,
 )
 _LINE = st.one_of(
-    st.builds(lambda f, c: " ".join(f) + " " + c, st.lists(_FIELD, min_size=0, max_size=7),
-              _COMMAND),
-    st.builds(lambda k, v: f"{k}={v}", st.sampled_from(["CRON_TZ", "SHELL", "A", "'B'", ""]),
-              _COMMAND),
+    st.builds(
+        lambda f, c: " ".join(f) + " " + c, st.lists(_FIELD, min_size=0, max_size=7), _COMMAND
+    ),
+    st.builds(
+        lambda k, v: f"{k}={v}", st.sampled_from(["CRON_TZ", "SHELL", "A", "'B'", ""]), _COMMAND
+    ),
     st.sampled_from(["@reboot x", "@hourly", "# c", "", "\r", "* * * * * root x"]),
     st.text(max_size=40),
 )
@@ -238,9 +268,27 @@ def test_fuzzed_crontab_analyze_and_generate_never_traceback(
         load_registry(out)
 
 
-_KEYS = ["command", "handler", "schedule", "timezone", "shell", "env", "cwd", "stdin",
-         "timeout", "max_attempts", "backoff", "policy", "max_backfill", "misfire_grace", "mode",
-         "source", "migration", "comand", "retries"]
+_KEYS = [
+    "command",
+    "handler",
+    "schedule",
+    "timezone",
+    "shell",
+    "env",
+    "cwd",
+    "stdin",
+    "timeout",
+    "max_attempts",
+    "backoff",
+    "policy",
+    "max_backfill",
+    "misfire_grace",
+    "mode",
+    "source",
+    "migration",
+    "comand",
+    "retries",
+]
 # Numbers stay within ±1e6: larger ones hit the bugs listed in REGISTRY_BUGS (and the
 # misfire_grace/timeout overflow noted in docs/reliability.md), which the corpus covers.
 _SCALAR = st.one_of(
@@ -248,14 +296,27 @@ _SCALAR = st.one_of(
     st.integers(-10, 10**6),
     st.floats(-1e6, 1e6, allow_nan=False),
     st.booleans(),
-    st.sampled_from(["* * * * *", "61 * * * *", "@daily", "UTC", "Mars/X", "backfill", "m:f",
-                     "scheduler", "skip", "true"]),
+    st.sampled_from(
+        [
+            "* * * * *",
+            "61 * * * *",
+            "@daily",
+            "UTC",
+            "Mars/X",
+            "backfill",
+            "m:f",
+            "scheduler",
+            "skip",
+            "true",
+        ]
+    ),
 )
 _VALUE = st.one_of(
     _SCALAR,
     st.lists(_SCALAR, max_size=3),
-    st.dictionaries(st.sampled_from(["base", "cap", "A", "file", "line", "text"]), _SCALAR,
-                    max_size=3),
+    st.dictionaries(
+        st.sampled_from(["base", "cap", "A", "file", "line", "text"]), _SCALAR, max_size=3
+    ),
 )
 _JOB = st.dictionaries(st.sampled_from(_KEYS), _VALUE, max_size=6)
 _NAME = st.one_of(st.sampled_from(["x", "job-1", "a.b:c"]), st.text(min_size=1, max_size=10))
@@ -283,8 +344,18 @@ def test_fuzzed_registry_is_loaded_or_rejected_naming_file_job_and_key(
             assert re.search(r"(key|unknown key) '", message), message
         return
     # Whatever loads can be simulated (policies, schedules, zones) without a traceback.
-    result = invoke("simulate", "--all", "-r", str(path), "--from", "2026-03-28T00:00Z",
-                    "--to", "2026-03-28T03:00Z", "--down", "2026-03-28T01:00Z..2026-03-28T02:00Z")
+    result = invoke(
+        "simulate",
+        "--all",
+        "-r",
+        str(path),
+        "--from",
+        "2026-03-28T00:00Z",
+        "--to",
+        "2026-03-28T03:00Z",
+        "--down",
+        "2026-03-28T01:00Z..2026-03-28T02:00Z",
+    )
     assert TRACEBACK not in result.both
     assert result.code in (0, 1, 2), result
     if result.code and any(j.schedule for j in registry):

@@ -56,10 +56,28 @@ def matrix() -> list[tuple[str, ...]]:
         ("jobs", "show", "1", "--json"),
         ("jobs", "retry", "--all-failed", "--yes"),
         ("jobs", "cancel", "1", "--yes"),
-        ("migrate", "date", "--to", "enqueue", "--crontab", "my.cron", "--url-from-env",
-         "--executable", cli_path()),
-        ("migrate", "date", "--to", "scheduler", "--crontab", "my.cron", "--url-from-env",
-         "--executable", cli_path()),
+        (
+            "migrate",
+            "date",
+            "--to",
+            "enqueue",
+            "--crontab",
+            "my.cron",
+            "--url-from-env",
+            "--executable",
+            cli_path(),
+        ),
+        (
+            "migrate",
+            "date",
+            "--to",
+            "scheduler",
+            "--crontab",
+            "my.cron",
+            "--url-from-env",
+            "--executable",
+            cli_path(),
+        ),
         ("verify", "echo"),
         ("verify", "echo", "--json"),
         ("migrations",),
@@ -76,8 +94,12 @@ def matrix() -> list[tuple[str, ...]]:
 # with the failed check, exit 1).
 DEGRADED = {("migrations",), ("migrations", "--json")}
 REPORTS = {("verify", "echo"), ("verify", "echo", "--json")}
-MANAGES_TABLES = {("db", "current"), ("db", "current", "--json"), ("db", "downgrade", "base"),
-                  ("db", "upgrade")}
+MANAGES_TABLES = {
+    ("db", "current"),
+    ("db", "current", "--json"),
+    ("db", "downgrade", "base"),
+    ("db", "upgrade"),
+}
 
 
 @dataclass(frozen=True)
@@ -97,8 +119,18 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     assert invoke("generate", "registry", "my.cron", "--tz", "UTC").code == 0
     db = f"sqlite:///{tmp_path / 'setup.db'}"
     assert invoke("db", "upgrade", "--database-url", db).code == 0
-    r = invoke("migrate", "echo", "--to", "enqueue", "--crontab", "my.cron",
-               "--database-url", db, "--executable", cli_path())
+    r = invoke(
+        "migrate",
+        "echo",
+        "--to",
+        "enqueue",
+        "--crontab",
+        "my.cron",
+        "--database-url",
+        db,
+        "--executable",
+        cli_path(),
+    )
     assert r.code == 0, r.err
     yield d
 
@@ -149,9 +181,7 @@ def assert_one_error_line(outcomes: list[Outcome], pattern: str) -> None:
     ],
     ids=["unreachable", "wrong-password", "unknown-role"],
 )
-def test_cannot_connect_is_one_masked_line_and_exit_1(
-    project: Path, url: str, reason: str
-) -> None:
+def test_cannot_connect_is_one_masked_line_and_exit_1(project: Path, url: str, reason: str) -> None:
     outcomes = run_matrix(url, "")
     assert_no_secret(outcomes)
     assert_one_error_line(outcomes, reason)
@@ -201,11 +231,12 @@ def test_a_working_url_with_a_password_never_shows_it(
     assert by_cmd[("worker", "--once")].code == 0
     assert by_cmd[("status", "--json")].code in (0, 1)
     assert "***" in by_cmd[("db", "current")].both  # the URL is shown, masked
-    leak = [j for j in store.list_jobs(kind="leak")][0]
+    leak = next(iter(store.list_jobs(kind="leak")))
     assert leak.output and "PATH=" in leak.output  # it ran (and `jobs retry` reopened it)
     assert SECRET not in leak.output and "MIGRATE_CRON_DATABASE_URL" not in leak.output
-    shown = invoke("jobs", "show", str(leak.id), "--database-url", url, "--table-prefix",
-                   table_prefix)
+    shown = invoke(
+        "jobs", "show", str(leak.id), "--database-url", url, "--table-prefix", table_prefix
+    )
     assert shown.code == 0 and SECRET not in shown.both
 
 
@@ -216,8 +247,10 @@ def test_a_working_url_with_a_password_never_shows_it(
 )
 @pytest.mark.parametrize(
     "url",
-    [f"postgresql://postgres:S3c@{SECRET}@127.0.0.1:1/x",
-     f"postgresql://postgres@127.0.0.1:1/x?password={SECRET}"],
+    [
+        f"postgresql://postgres:S3c@{SECRET}@127.0.0.1:1/x",
+        f"postgresql://postgres@127.0.0.1:1/x?password={SECRET}",
+    ],
     ids=["raw-at-sign", "query-password"],
 )
 def test_unusual_password_spellings_are_masked_too(url: str) -> None:
@@ -230,8 +263,13 @@ def test_unusual_password_spellings_are_masked_too(url: str) -> None:
 @pytest.mark.parametrize("url", [UNREACHABLE, WRONG_PASSWORD], ids=["unreachable", "wrong-pw"])
 def test_installed_commands_from_the_environment_variable(project: Path, url: str) -> None:
     env = {"MIGRATE_CRON_DATABASE_URL": url}
-    for cmd in (("status", "--json"), ("worker",), ("enqueue", "echo", "--json"),
-                ("jobs", "list", "--json"), ("db", "current")):
+    for cmd in (
+        ("status", "--json"),
+        ("worker",),
+        ("enqueue", "echo", "--json"),
+        ("jobs", "list", "--json"),
+        ("db", "current"),
+    ):
         r = run_cli(*cmd, env=env, cwd=project, timeout=60)
         assert r.returncode == 1, (cmd, r)
         assert SECRET not in r.stdout + r.stderr

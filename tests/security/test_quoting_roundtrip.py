@@ -26,7 +26,7 @@ from tests.conftest import cli_path, run_cli
 from tests.security.inprocess import invoke
 
 # A directory name cannot hold a "/": its commands touch a canary in HOME (``cd`` alone).
-WEIRD_DIR = "proj it's $(cd;touch {name}) `cd;touch {name}` 100% \"q\" \\x"
+WEIRD_DIR = 'proj it\'s $(cd;touch {name}) `cd;touch {name}` 100% "q" \\x'
 CRONTAB = r"""SHELL=/bin/sh
 OUT={out}
 MSG=it's $HOME "not expanded" `nor this`
@@ -80,8 +80,12 @@ def run_like_cron(crontab: str) -> None:
     """Run every job line once, the way cron would: env lines as given (quotes stripped,
     nothing expanded), ``SHELL -c command`` with cron's minimal environment, ``%``-stdin."""
     user = pwd.getpwuid(os.getuid())
-    env = {"HOME": user.pw_dir, "LOGNAME": user.pw_name, "PATH": "/usr/bin:/bin",
-           "SHELL": "/bin/sh"}
+    env = {
+        "HOME": user.pw_dir,
+        "LOGNAME": user.pw_name,
+        "PATH": "/usr/bin:/bin",
+        "SHELL": "/bin/sh",
+    }
     for line in crontab.splitlines():
         assign = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", line)
         if assign:
@@ -92,8 +96,14 @@ def run_like_cron(crontab: str) -> None:
             continue
         command, stdin = cron_split(fields[5])
         subprocess.run(
-            [env["SHELL"], "-c", command], input=stdin, text=True, env=env, cwd=env["HOME"],
-            capture_output=True, timeout=60, check=False,
+            [env["SHELL"], "-c", command],
+            input=stdin,
+            text=True,
+            env=env,
+            cwd=env["HOME"],
+            capture_output=True,
+            timeout=60,
+            check=False,
         )
 
 
@@ -126,8 +136,8 @@ def _roundtrip(tmp_path: Path, project: Path, canary: Path) -> None:
     run_like_cron(crontab.read_text())
     reference = {p.name: p.read_bytes() for p in sorted(out.iterdir())}
     assert sorted(reference) == ["1", "2", "3", "4"]
-    assert reference["1"] == b"it's|a \"quoted\" sub tick 100% done\n"
-    assert reference["3"] == b"it's $HOME \"not expanded\" `nor this`"
+    assert reference["1"] == b'it\'s|a "quoted" sub tick 100% done\n'
+    assert reference["3"] == b'it\'s $HOME "not expanded" `nor this`'
     assert not canary.exists(), "the reference run must not have fired the canary"
     shutil.rmtree(out)
     out.mkdir()
@@ -136,12 +146,21 @@ def _roundtrip(tmp_path: Path, project: Path, canary: Path) -> None:
     assert invoke("db", "upgrade", "--database-url", url).code == 0
     gen = invoke("generate", "registry", "my.cron", "--tz", "UTC")
     assert gen.code == 0, gen.err
-    names = re.findall(r"^\[jobs\.([^\].]+)\]$", (project / "migrate-cron.toml").read_text(),
-                       re.M)
+    names = re.findall(r"^\[jobs\.([^\].]+)\]$", (project / "migrate-cron.toml").read_text(), re.M)
     assert len(names) == 4, names
     for name in names:
-        r = invoke("migrate", name, "--to", "enqueue", "--crontab", "my.cron",
-                   "--database-url", url, "--executable", cli_path())
+        r = invoke(
+            "migrate",
+            name,
+            "--to",
+            "enqueue",
+            "--crontab",
+            "my.cron",
+            "--database-url",
+            url,
+            "--executable",
+            cli_path(),
+        )
         assert r.code == 0, r.err
     rewritten = crontab.read_text()
     assert rewritten.count(" enqueue ") == 4
@@ -149,8 +168,16 @@ def _roundtrip(tmp_path: Path, project: Path, canary: Path) -> None:
     run_like_cron(rewritten)
     assert not list(out.iterdir()), "an enqueue line ran the command itself"
     # … and a worker runs the commands from the registry.
-    work = run_cli("worker", "--once", "-r", str(project / "migrate-cron.toml"),
-                   "--database-url", url, cwd=project, timeout=120)
+    work = run_cli(
+        "worker",
+        "--once",
+        "-r",
+        str(project / "migrate-cron.toml"),
+        "--database-url",
+        url,
+        cwd=project,
+        timeout=120,
+    )
     assert work.returncode == 0, work.stderr
     assert work.stderr.count("outcome=done") == 4, work.stderr
     assert {p.name: p.read_bytes() for p in sorted(out.iterdir())} == reference
@@ -168,8 +195,18 @@ def test_a_path_with_a_newline_is_refused_not_written_into_a_crontab(
     before = (project / "my.cron").read_text()
     db = f"sqlite:///{tmp_path / 'q.db'}"
     assert invoke("db", "upgrade", "--database-url", db).code == 0
-    r = invoke("migrate", "echo", "--to", "enqueue", "--crontab", "my.cron",
-               "--database-url", db, "--executable", cli_path())
+    r = invoke(
+        "migrate",
+        "echo",
+        "--to",
+        "enqueue",
+        "--crontab",
+        "my.cron",
+        "--database-url",
+        db,
+        "--executable",
+        cli_path(),
+    )
     print(r.err)
     assert r.code in (1, 2), r
     assert "Traceback" not in r.err
@@ -186,10 +223,11 @@ def test_registry_commands_with_newlines_run_as_a_script(
     out = tmp_path / "lines.txt"
     (tmp_path / "migrate-cron.toml").write_text(
         f'[jobs.multi]\ncommand = """\necho "one $(echo two)" > {out}\n'
-        f"echo 'three%' >> {out}\n\"\"\"\n"
+        f'echo \'three%\' >> {out}\n"""\n'
     )
     store.enqueue("multi")
-    r = run_cli("worker", "--once", "--database-url", db_url, "--table-prefix", table_prefix,
-                cwd=tmp_path)
+    r = run_cli(
+        "worker", "--once", "--database-url", db_url, "--table-prefix", table_prefix, cwd=tmp_path
+    )
     assert r.returncode == 0, r.stderr
     assert out.read_text() == "one two\nthree%\n"

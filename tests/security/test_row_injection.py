@@ -21,7 +21,7 @@ import pytest
 from migrate_cron.store import Store
 from tests.conftest import run_cli
 
-HANDLER = '''\
+HANDLER = """\
 import json
 import os
 
@@ -29,7 +29,7 @@ import os
 def keep(payload, ctx):
     with open(f"py-{ctx.job_id}.json", "w") as fh:
         json.dump({"payload": payload, "kind": ctx.kind}, fh)
-'''
+"""
 
 
 def attacks(canary: Path) -> list[str]:
@@ -56,7 +56,8 @@ def project(tmp_path: Path) -> Path:
     (d / "payload_jobs.py").write_text(HANDLER)
     (d / "migrate-cron.toml").write_text(
         "[jobs.echo-payload]\n"
-        "command = '''printf '%s' \"$MIGRATE_CRON_PAYLOAD\" > \"payload-$MIGRATE_CRON_JOB_ID.json\"'''\n"
+        "command = '''printf '%s' \"$MIGRATE_CRON_PAYLOAD\" "
+        "> \"payload-$MIGRATE_CRON_JOB_ID.json\"'''\n"
         'cwd = "."\n'
         "[jobs.py-payload]\n"
         'handler = "payload_jobs:keep"\n'
@@ -69,12 +70,15 @@ def test_the_attack_strings_do_fire_when_spliced_into_a_shell_line(tmp_path: Pat
     for i, attack in enumerate(attacks(tmp_path / "canary")):
         canary = tmp_path / f"canary-{i}"
         text = attack.replace(str(tmp_path / "canary"), str(canary))
-        subprocess.run(["/bin/sh", "-c", f"echo {text}"], capture_output=True, timeout=10,
-                       check=False)
-        subprocess.run(["/bin/sh", "-c", f"echo '{text}'"], capture_output=True, timeout=10,
-                       check=False)
-        subprocess.run(["/bin/sh", "-c", f'echo "{text}"'], capture_output=True, timeout=10,
-                       check=False)
+        subprocess.run(
+            ["/bin/sh", "-c", f"echo {text}"], capture_output=True, timeout=10, check=False
+        )
+        subprocess.run(
+            ["/bin/sh", "-c", f"echo '{text}'"], capture_output=True, timeout=10, check=False
+        )
+        subprocess.run(
+            ["/bin/sh", "-c", f'echo "{text}"'], capture_output=True, timeout=10, check=False
+        )
         assert canary.exists(), f"attack {i} ({attack!r}) is not a live attack"
 
 
@@ -85,13 +89,27 @@ def test_rows_with_hostile_kinds_and_payloads_run_nothing_outside_the_registry(
     hostile = attacks(canary)
     unknown = [
         *hostile,
-        "os:system", "subprocess:run", "builtins:exec", "migrate_cron.cli.main:main",
-        "payload_jobs:keep", "../echo-payload", "echo-payload ", "ECHO-PAYLOAD",
-        "echo-payload; touch x", f"touch {canary}",
+        "os:system",
+        "subprocess:run",
+        "builtins:exec",
+        "migrate_cron.cli.main:main",
+        "payload_jobs:keep",
+        "../echo-payload",
+        "echo-payload ",
+        "ECHO-PAYLOAD",
+        "echo-payload; touch x",
+        f"touch {canary}",
     ]
     payloads: list[Any] = [
-        {"command": f"touch {canary}", "shell": "/bin/bash", "cwd": "/", "env": {"PATH": "/x"},
-         "handler": "os:system", "stdin": f"touch {canary}", "kind": "echo-payload"},
+        {
+            "command": f"touch {canary}",
+            "shell": "/bin/bash",
+            "cwd": "/",
+            "env": {"PATH": "/x"},
+            "handler": "os:system",
+            "stdin": f"touch {canary}",
+            "kind": "echo-payload",
+        },
         *hostile,
         [*hostile],
         {a: a for a in hostile},
@@ -105,8 +123,14 @@ def test_rows_with_hostile_kinds_and_payloads_run_nothing_outside_the_registry(
         for i, p in enumerate(payloads)
     }
     result = run_cli(
-        "worker", "--once", "--database-url", db_url, "--table-prefix", table_prefix,
-        cwd=project, timeout=120,
+        "worker",
+        "--once",
+        "--database-url",
+        db_url,
+        "--table-prefix",
+        table_prefix,
+        cwd=project,
+        timeout=120,
     )
     assert result.returncode == 0, result.stderr
     assert not canary.exists(), "a row made the worker execute something"
@@ -142,8 +166,14 @@ def test_a_row_cannot_pick_a_handler_by_naming_it(
         for kind in ("os:system", "subprocess:getoutput", "posix:system", "pty:spawn")
     ]
     result = run_cli(
-        "worker", "--once", "--database-url", db_url, "--table-prefix", table_prefix,
-        cwd=project, timeout=60,
+        "worker",
+        "--once",
+        "--database-url",
+        db_url,
+        "--table-prefix",
+        table_prefix,
+        cwd=project,
+        timeout=60,
     )
     assert result.returncode == 0, result.stderr
     assert not canary.exists()

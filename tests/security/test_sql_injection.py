@@ -20,7 +20,7 @@ from tests.conftest import run_cli
 HOSTILE = [
     "x' OR '1'='1",
     "'; DROP TABLE job; --",
-    "\" OR 1=1 --",
+    '" OR 1=1 --',
     "Robert'); DELETE FROM scheduled_runs; --",
     "%",
     "_",
@@ -47,10 +47,14 @@ PACKAGE = Path(__file__).parents[2] / "migrate_cron"
 SINKS = {"text", "exec_driver_sql", "execute", "executemany", "executescript", "literal_column"}
 # Dynamic SQL text that is allowed, and why: (file, the call as written).
 ALLOWED = {
-    ("store/engine.py", "cur.execute(f'PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}')"):
-        "a module constant (int); PRAGMA takes no parameters",
-    ("store/postgresql.py", "self._conn.execute(f'LISTEN \"{store.channel}\"')"):
-        "an identifier built from the validated table prefix; LISTEN takes no parameters",
+    (
+        "store/engine.py",
+        "cur.execute(f'PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}')",
+    ): "a module constant (int); PRAGMA takes no parameters",
+    (
+        "store/postgresql.py",
+        "self._conn.execute(f'LISTEN \"{store.channel}\"')",
+    ): "an identifier built from the validated table prefix; LISTEN takes no parameters",
 }
 
 
@@ -202,15 +206,21 @@ def test_the_static_check_catches_what_it_should(tmp_path: Path) -> None:
         func = tree.body[0]
         assert isinstance(func, ast.FunctionDef)
         tainted = {
-            t.id for n in ast.walk(func) if isinstance(n, ast.Assign) and _dynamic(n.value)
-            for t in n.targets if isinstance(t, ast.Name)
+            t.id
+            for n in ast.walk(func)
+            if isinstance(n, ast.Assign) and _dynamic(n.value)
+            for t in n.targets
+            if isinstance(t, ast.Name)
         }
         hits = [
-            n for n in ast.walk(func)
-            if isinstance(n, ast.Call) and n.args
+            n
+            for n in ast.walk(func)
+            if isinstance(n, ast.Call)
+            and n.args
             and (n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", ""))
             in SINKS
-            and (_dynamic(n.args[0]) or (isinstance(n.args[0], ast.Name)
-                                         and n.args[0].id in tainted))
+            and (
+                _dynamic(n.args[0]) or (isinstance(n.args[0], ast.Name) and n.args[0].id in tainted)
+            )
         ]
         assert bool(hits) == expect, snippet
