@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from migrate_cron.store import Store
-from tests.conftest import run_cli
+from tests.security.inprocess import TRACEBACK, invoke
 
 HOSTILE = [
     "x' OR '1'='1",
@@ -116,10 +116,14 @@ def test_the_cli_passes_hostile_filters_as_data(
     store.enqueue("real", {"a": 1})
     args = ["--database-url", db_url, "--table-prefix", table_prefix]
     for s in ("x' OR '1'='1", "%", "_", "'; DROP TABLE job; --"):
-        r = run_cli("jobs", "list", "--kind", s, "--json", *args)
-        assert r.returncode == 0, r.stderr
-        assert json.loads(r.stdout) == [] or json.loads(r.stdout).get("jobs") == [], r.stdout
+        r = invoke("jobs", "list", "--kind", s, "--json", *args)
+        assert r.code == 0, r.err
+        listed = json.loads(r.out)
+        assert listed == [] or listed.get("jobs") == [], r.out
+        r = invoke("jobs", "retry", "--kind", s, "--yes", *args)
+        assert r.code in (0, 1) and TRACEBACK not in r.both, r
     assert store.count_jobs() == 1
+    assert store.list_jobs()[0].kind == "real"
 
 
 @pytest.mark.parametrize("backend", ["mariadb"])
