@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import random
+import re
 import signal
 import time
 from collections import Counter
@@ -205,15 +206,27 @@ def test_postgresql_restart_is_logged_waited_out_and_loses_nothing(
 ) -> None:
     sc: Scenario = scenario(pg_server.url, table_prefix)
     before, slots = snapshot(sc)
-    pg_server.stop("fast")
     down_at = time.monotonic()
-    # Every process notices while the server is down, and says so.
+    pg_server.stop("fast")
+    # Every process notices while the server is down, says so, and tries again with a growing
+    # wait (the server stays down until each has failed twice).
     for w in sc.workers:
-        wait_for(lambda w=w: "db-unavailable" in w.output(), 15, f"worker {w.pid} to log it")
-    wait_for(lambda: " outage " in sc.scheduler.output(), 15, "the scheduler to log the outage")
+        wait_for(
+            lambda w=w: (
+                re.search(r"db-unavailable .*retrying in 0\.5s", w.output())
+                and re.search(r"db-unavailable .*retrying in 1\.0s", w.output())
+            ),
+            15,
+            f"worker {w.pid} to log the outage and back off",
+        )
+    wait_for(
+        lambda: " outage " in sc.scheduler.output() and "retry_in=2.0" in sc.scheduler.output(),
+        15,
+        "the scheduler to log the outage and back off",
+    )
     pg_server.start()
     up_at = time.monotonic()
-    print(f"server down for {up_at - down_at:.1f}s")
+    print(f"server away for {up_at - down_at:.1f}s (from the stop to the started server)")
     sc.wait_recovered("restart", up_at, before, slots)
     for w in sc.workers:
         assert "the database answers again" in w.output()
