@@ -24,7 +24,12 @@ _DRIVER_DEFAULTS = {
     "mariadb": "mariadb+pymysql",
 }
 
-_PASSWORD_RE = re.compile(r"(?P<head>[a-zA-Z][a-zA-Z0-9+.\-]*://[^:/@\s]*:)(?P<pw>[^@\s]*)(?P<at>@)")
+# userinfo password: everything between "user:" and the last "@" of the URL token (a raw "@"
+# in a password is common in copy-pasted URLs); and password=… in a query string.
+_PASSWORD_RE = re.compile(
+    r"(?P<head>[a-zA-Z][a-zA-Z0-9+.\-]*://[^:/@\s]*:)(?P<pw>\S*)(?P<at>@)(?=[^@\s]*(?:\s|$))"
+)
+_QUERY_PASSWORD_RE = re.compile(r"(?P<head>[?&](?:password|passwd|pwd)=)(?P<pw>[^&\s]*)", re.I)
 
 
 @dataclass(frozen=True)
@@ -40,18 +45,24 @@ class Settings:
 
 
 def normalize_url(url: str) -> str:
-    """Pick the drivers we install when the URL names none."""
+    """Pick the drivers we install when the URL names none, and percent-encode a raw ``@``
+    in the password (SQLAlchemy would otherwise read its tail as the host name and the
+    driver would print it in its error message)."""
     scheme, sep, rest = url.partition("://")
     if not sep:
         return url
-    if scheme in _DRIVER_DEFAULTS:
-        return f"{_DRIVER_DEFAULTS[scheme]}://{rest}"
-    return url
+    userinfo, at, hostpart = rest.rpartition("@")
+    if at and "@" in userinfo and "/" not in hostpart.split("?")[0].split("/")[0]:
+        user, colon, password = userinfo.partition(":")
+        rest = f"{user.replace('@', '%40')}{colon}{password.replace('@', '%40')}@{hostpart}"
+    scheme = _DRIVER_DEFAULTS.get(scheme, scheme)
+    return f"{scheme}://{rest}"
 
 
 def mask_url(text: str) -> str:
     """Replace every URL password in ``text`` with ``***`` (works on whole messages too)."""
-    return _PASSWORD_RE.sub(lambda m: f"{m.group('head')}***{m.group('at')}", text)
+    text = _PASSWORD_RE.sub(lambda m: f"{m.group('head')}***{m.group('at')}", text)
+    return _QUERY_PASSWORD_RE.sub(lambda m: f"{m.group('head')}***", text)
 
 
 def validate_prefix(prefix: str) -> str:

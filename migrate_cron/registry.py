@@ -34,6 +34,7 @@ Format (every key but the command/handler is optional)::
 
 from __future__ import annotations
 
+import math
 import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -44,6 +45,10 @@ from typing import Any
 from migrate_cron.errors import ConfigError, UnknownJob, UsageError
 
 POLICIES = ("skip", "run-once", "backfill")
+# Bounds keep every value inside what the database columns and timedelta can hold.
+MAX_ATTEMPTS_LIMIT = 1000
+MAX_BACKFILL_LIMIT = 100_000
+MAX_SECONDS = 366 * 86400.0
 MODES = ("cron", "enqueue", "scheduler")
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:")
 
@@ -231,16 +236,17 @@ def _job(path: str, name: str, t: dict[str, Any]) -> JobSpec:
     if mode not in MODES:
         raise bad("mode", f"{mode!r} is not one of {', '.join(MODES)}")
     max_attempts = t.get("max_attempts", 5)
-    if max_attempts < 1:
-        raise bad("max_attempts", "must be at least 1")
+    if not 1 <= max_attempts <= MAX_ATTEMPTS_LIMIT:
+        raise bad("max_attempts", f"must be between 1 and {MAX_ATTEMPTS_LIMIT}")
     timeout = t.get("timeout")
-    if timeout is not None and timeout <= 0:
-        raise bad("timeout", "must be a positive number of seconds")
+    if timeout is not None and not (math.isfinite(timeout) and 0 < timeout <= MAX_SECONDS):
+        raise bad("timeout", f"must be a positive number of seconds up to {MAX_SECONDS:.0f}")
     backoff = _backoff(t.get("backoff", {}), bad)
-    if t.get("max_backfill", 10) < 0:
-        raise bad("max_backfill", "must be 0 or more")
-    if t.get("misfire_grace", 60) < 0:
-        raise bad("misfire_grace", "must be 0 or more seconds")
+    if not 0 <= t.get("max_backfill", 10) <= MAX_BACKFILL_LIMIT:
+        raise bad("max_backfill", f"must be between 0 and {MAX_BACKFILL_LIMIT}")
+    grace = t.get("misfire_grace", 60)
+    if not (math.isfinite(grace) and 0 <= grace <= MAX_SECONDS):
+        raise bad("misfire_grace", f"must be between 0 and {MAX_SECONDS:.0f} seconds")
     return JobSpec(
         name=name,
         command=t.get("command"),
@@ -270,8 +276,12 @@ def _backoff(raw: dict[str, Any], bad: Any) -> Backoff:
     base = raw.get("base", 10.0)
     cap = raw.get("cap", 3600.0)
     for key, value in (("base", base), ("cap", cap)):
-        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-            raise bad("backoff", f"{key} must be a number of seconds >= 0")
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not (math.isfinite(value) and 0 <= value <= MAX_SECONDS)
+        ):
+            raise bad("backoff", f"{key} must be a number of seconds from 0 to {MAX_SECONDS:.0f}")
     if cap < base:
         raise bad("backoff", "cap must be >= base")
     return Backoff(float(base), float(cap))

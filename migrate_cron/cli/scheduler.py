@@ -132,6 +132,13 @@ def scheduler(
     end = _iso(until, "--until") if until else None
     log = SchedulerLog(json_lines=json_logs, quiet=once)
     store = open_store(database_url, table_prefix)
+    try:
+        # Fail fast, like the worker: a wrong URL, wrong credentials or missing tables at start
+        # are a configuration error (exit 1), not an outage to wait out.
+        store.last_run(jobs[0].name)
+    except Exception:
+        store.dispose()
+        raise
     leadership = None if no_lease else Leadership(store, ttl=lease_ttl)
     stop = threading.Event()
 

@@ -58,17 +58,9 @@ CRONTAB_ERRORS: dict[str, dict[int, tuple[str, str | None]]] = {
     "long.cron": {},
     "empty.cron": {},
 }
-# Registry corpus files that still end in a traceback: real bugs, reported (see
-# docs/reliability.md, "Known gaps"). strict: the day they are fixed, this list must shrink.
-REGISTRY_BUGS = {
-    "huge_max_attempts.toml": "bug: registry accepts max_attempts beyond the INTEGER column: "
-    "OverflowError / DataError traceback at enqueue",
-    "huge_misfire_grace.toml": "bug: registry accepts misfire_grace = 1e308 (or inf): "
-    "OverflowError traceback in the scheduler (timedelta)",
-    "nan_timeout.toml": "bug: registry accepts timeout = nan: the job never times out",
-}
-# Those of them that end in a traceback, and the command that shows it.
-TRACEBACK_BUGS = {
+# Registry corpus files that once validated but failed later (fixed: the registry now bounds
+# every number); the end-to-end test below keeps them honest.
+TRACEBACK_CASES = {
     "huge_max_attempts.toml": ("enqueue", "x"),
     "huge_misfire_grace.toml": ("scheduler", "--once"),
 }
@@ -86,16 +78,7 @@ def test_every_crontab_and_registry_error_is_in_the_expectations() -> None:
     assert len(REGISTRIES) >= 30
 
 
-def _registry_params() -> list[Any]:
-    return [
-        pytest.param(p, id=p.name, marks=[pytest.mark.xfail(strict=True, reason=bug)])
-        if (bug := REGISTRY_BUGS.get(p.name))
-        else pytest.param(p, id=p.name)
-        for p in REGISTRIES
-    ]
-
-
-@pytest.mark.parametrize("path", _registry_params())
+@pytest.mark.parametrize("path", REGISTRIES, ids=lambda p: p.name)
 def test_malformed_registry_is_one_error_naming_file_and_key(path: Path, tmp_path: Path) -> None:
     expected = _expectations(path)
     # The worker reads the registry before it touches the database.
@@ -114,13 +97,7 @@ def test_malformed_registry_is_one_error_naming_file_and_key(path: Path, tmp_pat
             assert fragment in line, (fragment, line)
 
 
-@pytest.mark.parametrize(
-    ("name", "command"),
-    [
-        pytest.param(n, c, marks=pytest.mark.xfail(strict=True, reason=REGISTRY_BUGS[n]))
-        for n, c in TRACEBACK_BUGS.items()
-    ],
-)
+@pytest.mark.parametrize(("name", "command"), list(TRACEBACK_CASES.items()))
 def test_registry_that_loads_is_usable_end_to_end(
     name: str, command: tuple[str, ...], tmp_path: Path
 ) -> None:
@@ -289,7 +266,7 @@ _KEYS = [
     "comand",
     "retries",
 ]
-# Numbers stay within ±1e6: larger ones hit the bugs listed in REGISTRY_BUGS (and the
+# Numbers stay within ±1e6: larger ones are refused by the registry's bounds (and the
 # misfire_grace/timeout overflow noted in docs/reliability.md), which the corpus covers.
 _SCALAR = st.one_of(
     st.text(max_size=12),
