@@ -321,6 +321,13 @@ def generate_registry(
         )
     else:
         info(f"{output} is up to date")
+    rejected = [s for s in result.skipped if s.reason.startswith("cron rejects")]
+    if rejected and not result.conflicts:
+        info(
+            f"[red]{len(rejected)} line(s) are not valid crontab syntax and were not taken[/red]: "
+            "fix them (see `migrate-cron analyze`) and re-run"
+        )
+        raise typer.Exit(1)
     if result.conflicts:
         info(
             f"[red]{len(result.conflicts)} line(s) changed since the registry was generated "

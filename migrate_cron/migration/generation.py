@@ -102,6 +102,10 @@ def proposed_jobs(
                 continue
             hint = advice.get((path, line.number), Advice())
             jobs.append(_job(line, path, default_timezone, hint))
+        for line in parsed.invalid:  # lines cron rejects: named, never dropped silently
+            reason = "; ".join(p.message for p in line.problems) or "not valid crontab syntax"
+            skipped.append(Skipped(parsed.path, line.number, f"cron rejects this line: {reason}"))
+    skipped.sort(key=lambda s: (s.file, s.line))
     return jobs, skipped
 
 

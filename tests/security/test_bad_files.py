@@ -155,11 +155,6 @@ def test_generate_registry_from_a_malformed_crontab_writes_a_loadable_registry(
         load_registry(out)  # whatever it wrote is a valid registry
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: generate registry drops lines cron rejects without a word (proposed_jobs "
-    "iterates CrontabFile.jobs only; INVALID lines are neither generated nor listed as skipped)",
-)
 def test_generate_registry_names_the_lines_it_could_not_take(tmp_path: Path) -> None:
     path = CORPUS / "crontab" / "fields.cron"
     result = invoke("generate", "registry", str(path), "-o", str(tmp_path / "r.toml"), "--json")
