@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# Two pytest processes: the machine (and CI) has 2 cores; every test bounds its own time.
+PYTEST_WORKERS ?= 2
 
 .PHONY: install test test-fast lint format demo bench clean
 
@@ -17,7 +19,7 @@ $(STAMP): pyproject.toml
 # The whole suite on SQLite, PostgreSQL and MariaDB. Without CI=true an unreachable server
 # skips its suite with a message; with CI=true it fails. pytest's exit 5 (no tests) fails too.
 test: $(STAMP)
-	$(BIN)/pytest -q $(PYTEST_ARGS); rc=$$?; \
+	$(BIN)/pytest -q -n $(PYTEST_WORKERS) $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
 lint: $(STAMP)

@@ -48,6 +48,20 @@ PAYLOAD_TYPE = JSON().with_variant(postgresql.JSONB(), "postgresql")
 ID_TYPE = BigInteger().with_variant(Integer(), "sqlite")
 
 
+def key_string(length: int) -> String:
+    """A VARCHAR compared byte for byte. MySQL/MariaDB default to a case-, accent- and
+    trailing-space-insensitive collation, under which ``ref="User-42"`` would dedupe into
+    ``"user-42"`` and jobs ``Backup`` and ``backup`` would share one slot. MariaDB has a
+    binary NO PAD collation; MySQL 8's ``utf8mb4_bin`` still ignores trailing spaces."""
+    return (  # type: ignore[return-value]
+        String(length)
+        .with_variant(
+            mysql.VARCHAR(length, charset="utf8mb4", collation="utf8mb4_nopad_bin"), "mariadb"
+        )
+        .with_variant(mysql.VARCHAR(length, charset="utf8mb4", collation="utf8mb4_bin"), "mysql")
+    )
+
+
 class UTCDateTime(TypeDecorator[datetime]):
     """Timestamps are UTC with microseconds everywhere; Python sees aware UTC datetimes.
 
@@ -101,8 +115,8 @@ def build_tables(prefix: str = "") -> Tables:
         f"{p}job",
         md,
         Column("id", ID_TYPE, primary_key=True, autoincrement=True),
-        Column("kind", String(200), nullable=False),
-        Column("ref", String(255), nullable=True),
+        Column("kind", key_string(200), nullable=False),
+        Column("ref", key_string(255), nullable=True),
         Column("payload", PAYLOAD_TYPE, nullable=True),
         Column("state", String(16), nullable=False, server_default="open"),
         Column("attempts", Integer, nullable=False, server_default="0"),
@@ -144,7 +158,7 @@ def build_tables(prefix: str = "") -> Tables:
         f"{p}scheduled_runs",
         md,
         Column("id", ID_TYPE, primary_key=True, autoincrement=True),
-        Column("job_name", String(200), nullable=False),
+        Column("job_name", key_string(200), nullable=False),
         Column("scheduled_for", UTCDateTime(), nullable=False),
         Column("enqueued_at", UTCDateTime(), nullable=False),
         Column("job_id", ID_TYPE, nullable=True),
@@ -157,7 +171,7 @@ def build_tables(prefix: str = "") -> Tables:
     leases = Table(
         f"{p}job_leases",
         md,
-        Column("name", String(200), primary_key=True),
+        Column("name", key_string(200), primary_key=True),
         Column("holder", String(255), nullable=False),
         Column("expires_at", UTCDateTime(), nullable=False),
     )

@@ -127,12 +127,6 @@ def test_the_cli_passes_hostile_filters_as_data(
 
 
 @pytest.mark.parametrize("backend", ["mariadb"])
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: MariaDB/MySQL tables use the server's default collation "
-    "(utf8mb4_general_ci): kind, ref and job_name compare case-, accent- and "
-    "trailing-space-insensitively, so distinct refs/jobs dedupe into one",
-)
 def test_keys_that_differ_only_in_case_or_accents_stay_distinct(
     backend: str, store: Store, slot: datetime
 ) -> None:

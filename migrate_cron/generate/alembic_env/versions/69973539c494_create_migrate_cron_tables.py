@@ -22,8 +22,8 @@ def upgrade() -> None:
     # Tables and indexes rendered from migrate_cron/store/schema.py.
     op.create_table('job',
     sa.Column('id', sa.BigInteger().with_variant(sa.Integer(), 'sqlite'), autoincrement=True, nullable=False),
-    sa.Column('kind', sa.String(length=200), nullable=False),
-    sa.Column('ref', sa.String(length=255), nullable=True),
+    sa.Column('kind', sa.String(length=200).with_variant(mysql.VARCHAR(charset='utf8mb4', collation='utf8mb4_nopad_bin', length=200), 'mariadb').with_variant(mysql.VARCHAR(charset='utf8mb4', collation='utf8mb4_bin', length=200), 'mysql'), nullable=False),
+    sa.Column('ref', sa.String(length=255).with_variant(mysql.VARCHAR(charset='utf8mb4', collation='utf8mb4_nopad_bin', length=255), 'mariadb').with_variant(mysql.VARCHAR(charset='utf8mb4', collation='utf8mb4_bin', length=255), 'mysql'), nullable=True),
     sa.Column('payload', sa.JSON().with_variant(postgresql.JSONB(astext_type=sa.Text()), 'postgresql'), nullable=True),
     sa.Column('state', sa.String(length=16), server_default='open', nullable=False),
     sa.Column('attempts', sa.Integer(), server_default='0', nullable=False),
@@ -52,7 +52,7 @@ def upgrade() -> None:
         op.create_index('job_claim_idx', 'job', ['run_at', 'id'], unique=False, postgresql_where=sa.text("state = 'open'"), sqlite_where=sa.text("state = 'open'"))
     op.create_table('scheduled_runs',
     sa.Column('id', sa.BigInteger().with_variant(sa.Integer(), 'sqlite'), autoincrement=True, nullable=False),
-    sa.Column('job_name', sa.String(length=200), nullable=False),
+    sa.Column('job_name', sa.String(length=200).with_variant(mysql.VARCHAR(charset='utf8mb4', collation='utf8mb4_nopad_bin', length=200), 'mariadb').with_variant(mysql.VARCHAR(charset='utf8mb4', collation='utf8mb4_bin', length=200), 'mysql'), nullable=False),
     sa.Column('scheduled_for', sa.DateTime(timezone=True).with_variant(mysql.DATETIME(fsp=6), 'mariadb').with_variant(mssql.DATETIME2(precision=6), 'mssql').with_variant(mysql.DATETIME(fsp=6), 'mysql'), nullable=False),
     sa.Column('enqueued_at', sa.DateTime(timezone=True).with_variant(mysql.DATETIME(fsp=6), 'mariadb').with_variant(mssql.DATETIME2(precision=6), 'mssql').with_variant(mysql.DATETIME(fsp=6), 'mysql'), nullable=False),
     sa.Column('job_id', sa.BigInteger().with_variant(sa.Integer(), 'sqlite'), nullable=True),
@@ -62,7 +62,7 @@ def upgrade() -> None:
     sa.UniqueConstraint('job_name', 'scheduled_for', name='scheduled_runs_slot_key')
     )
     op.create_table('job_leases',
-    sa.Column('name', sa.String(length=200), nullable=False),
+    sa.Column('name', sa.String(length=200).with_variant(mysql.VARCHAR(charset='utf8mb4', collation='utf8mb4_nopad_bin', length=200), 'mariadb').with_variant(mysql.VARCHAR(charset='utf8mb4', collation='utf8mb4_bin', length=200), 'mysql'), nullable=False),
     sa.Column('holder', sa.String(length=255), nullable=False),
     sa.Column('expires_at', sa.DateTime(timezone=True).with_variant(mysql.DATETIME(fsp=6), 'mariadb').with_variant(mssql.DATETIME2(precision=6), 'mssql').with_variant(mysql.DATETIME(fsp=6), 'mysql'), nullable=False),
     sa.PrimaryKeyConstraint('name')
