@@ -116,9 +116,7 @@ class Registry:
             return self.jobs[name]
         except KeyError:
             known = ", ".join(sorted(self.jobs)) or "none"
-            raise UnknownJob(
-                f"no job {name!r} in {self.path} (known jobs: {known})"
-            ) from None
+            raise UnknownJob(f"no job {name!r} in {self.path} (known jobs: {known})") from None
 
     def __iter__(self) -> Iterator[JobSpec]:
         return iter(self.jobs.values())

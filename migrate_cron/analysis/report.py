@@ -119,10 +119,10 @@ def _analyze(
     seen: dict[tuple[str, str, str], list[tuple[Rule, Hit]]] = {}
     for job, found in zip(jobs, own, strict=True):
         key = (job.command.text, job.line.schedule or "", job.timezone)
-        hits = seen.get(key)
-        if hits is None:
-            hits = seen[key] = _per_line_hits(job, ctx)
-        for rule, hit in hits:
+        line_hits = seen.get(key)
+        if line_hits is None:
+            line_hits = seen[key] = _per_line_hits(job, ctx)
+        for rule, hit in line_hits:
             found.append(rule.finding(job, hit))
     index_of = {id(job): i for i, job in enumerate(jobs)}
     for rule, hits in (

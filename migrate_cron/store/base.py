@@ -165,9 +165,7 @@ class Store:
         if isinstance(exc, sa_exc.OperationalError | sa_exc.InterfaceError) or getattr(
             exc, "connection_invalidated", False
         ):
-            return DatabaseUnavailable(
-                f"cannot use the database {self.url_safe}: {mask_url(text)}"
-            )
+            return DatabaseUnavailable(f"cannot use the database {self.url_safe}: {mask_url(text)}")
         return exc
 
     def dispose(self) -> None:
@@ -215,11 +213,11 @@ class Store:
         transaction commits.
         """
         if conn is not None:
-            return self._enqueue(conn, kind, payload, ref, run_at, delay, max_attempts,
-                                 scheduled_for)
+            return self._enqueue(
+                conn, kind, payload, ref, run_at, delay, max_attempts, scheduled_for
+            )
         with self.transaction() as c:
-            return self._enqueue(c, kind, payload, ref, run_at, delay, max_attempts,
-                                 scheduled_for)
+            return self._enqueue(c, kind, payload, ref, run_at, delay, max_attempts, scheduled_for)
 
     def _enqueue(
         self,
@@ -519,8 +517,9 @@ class Store:
                 for job_id, output in outputs.items():
                     conn.execute(
                         update(job)
-                        .where(job.c.id == job_id, job.c.locked_by == worker_id,
-                               job.c.state == "done")
+                        .where(
+                            job.c.id == job_id, job.c.locked_by == worker_id, job.c.state == "done"
+                        )
                         .values(output=output)
                     )
             return int(res.rowcount)
@@ -705,10 +704,12 @@ class Store:
             ("failed", failed_older_than),
             ("cancelled", failed_older_than),
         ):
-            counts[state] = 0 if age is None else self._delete_finished(state, age, batch,
-                                                                         on_progress)
-        runs = 0 if done_older_than is None else self._delete_runs(done_older_than, batch,
-                                                                   on_progress)
+            counts[state] = (
+                0 if age is None else self._delete_finished(state, age, batch, on_progress)
+            )
+        runs = (
+            0 if done_older_than is None else self._delete_runs(done_older_than, batch, on_progress)
+        )
         return CleanupResult(counts["done"], counts["failed"], counts["cancelled"], runs)
 
     def _delete_finished(
@@ -785,8 +786,9 @@ class Store:
             select(
                 job.c.kind,
                 func.sum(case((ready, 1), else_=0)).label("ready"),
-                func.sum(case((and_(job.c.state == "open", job.c.run_at > now), 1), else_=0))
-                .label("scheduled"),
+                func.sum(case((and_(job.c.state == "open", job.c.run_at > now), 1), else_=0)).label(
+                    "scheduled"
+                ),
                 func.sum(case((job.c.state == "running", 1), else_=0)).label("running"),
                 func.sum(case((job.c.state == "done", 1), else_=0)).label("done"),
                 func.sum(case((job.c.state == "failed", 1), else_=0)).label("failed"),
@@ -894,7 +896,9 @@ class Store:
                 if since is not None:
                     cond.append(job.c.created_at >= since.astimezone(UTC))
                 row = conn.execute(
-                    select(job.c.id, job.c.last_error).where(*cond).order_by(job.c.id.desc())
+                    select(job.c.id, job.c.last_error)
+                    .where(*cond)
+                    .order_by(job.c.id.desc())
                     .limit(1)
                 ).first()
                 if row is not None:

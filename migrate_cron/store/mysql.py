@@ -42,7 +42,9 @@ class MySQLStore(Store):
     def _server_after(self, seconds: float) -> ColumnElement[datetime]:
         micros = round(seconds * 1_000_000)
         return func.timestampadd(
-            literal_column("MICROSECOND"), micros, literal_column("UTC_TIMESTAMP(6)"),
+            literal_column("MICROSECOND"),
+            micros,
+            literal_column("UTC_TIMESTAMP(6)"),
             type_=UTCDateTime(),
         )
 

@@ -103,8 +103,9 @@ class PostgresStore(Store):
         return self.tables.job.c.id == any_(literal([int(i) for i in ids], ARRAY(BigInteger)))
 
     def _notify(self, conn: Connection, kind: str) -> None:
-        conn.execute(text("SELECT pg_notify(:channel, :kind)"), {"channel": self.channel,
-                                                                  "kind": kind})
+        conn.execute(
+            text("SELECT pg_notify(:channel, :kind)"), {"channel": self.channel, "kind": kind}
+        )
 
     def listener(self) -> Listener:
         return PostgresListener(self)

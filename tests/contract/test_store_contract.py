@@ -198,8 +198,9 @@ def test_cleanup_deletes_old_finished_jobs_in_chunks(db_url: str, table_prefix: 
         s.claim("w", 1, lease=30)
         s.complete("w", [fresh])
         progress: list[int] = []
-        result = s.cleanup(done_older_than=7 * 86400, batch=3,
-                           on_progress=lambda _state, n: progress.append(n))
+        result = s.cleanup(
+            done_older_than=7 * 86400, batch=3, on_progress=lambda _state, n: progress.append(n)
+        )
         # The nightly runs' jobs are still open: only the 7 old done jobs go.
         assert result.done == 7
         assert progress[:3] == [3, 6, 7]

@@ -23,8 +23,15 @@ def test_four_processes_claim_every_job_exactly_once(
 ) -> None:
     now = store.db_now()
     rows = [
-        {"kind": "k", "payload": {"i": i}, "state": "open", "attempts": 0, "max_attempts": 5,
-         "run_at": now, "created_at": now}
+        {
+            "kind": "k",
+            "payload": {"i": i},
+            "state": "open",
+            "attempts": 0,
+            "max_attempts": 5,
+            "run_at": now,
+            "created_at": now,
+        }
         for i in range(JOBS)
     ]
     with store.engine.begin() as conn:
