@@ -39,6 +39,10 @@ WORKER_ARGS = [
     "2",
     "--heartbeat",
     "1",
+    # A lease well above the heartbeat: this test is about SIGTERM, not about lease expiry
+    # (with the default 3 s lease, one CI run under full load once saw a lease lapse).
+    "--lease",
+    "10",
     "--poll",
     "0.2",
     "--grace",
