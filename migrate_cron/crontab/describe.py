@@ -6,24 +6,10 @@ The wording is built from the expanded sets, never from the text, so ``*/15`` an
 
 from __future__ import annotations
 
-from migrate_cron.crontab.fields import CronFields
+from migrate_cron.crontab.fields import MONTH_TITLES, CronFields
 
 _DAY_NAMES = ("Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday")
-_MONTH_NAMES = (
-    "",
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-)
+_MONTH_NAMES = MONTH_TITLES
 
 
 def describe(fields: CronFields) -> str:

@@ -77,7 +77,7 @@ _DIGITS = re.compile(r"[0-9]+")
 _BLANKS = re.compile(r"[ \t]+")
 _QUARTZ_ONLY = re.compile(r"[?LW#]")
 _MAX_DAYS = (0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
-_MONTH_TITLES = (
+MONTH_TITLES = (
     "",
     "January",
     "February",
@@ -151,7 +151,7 @@ def _check_possible(fields: CronFields, tokens: list[str]) -> None:
     if fields.day_or:
         return  # the day-of-week side still matches
     if min(fields.days) > max(_MAX_DAYS[m] for m in fields.months):
-        months = ", ".join(_MONTH_TITLES[m] for m in fields.months)
+        months = ", ".join(MONTH_TITLES[m] for m in fields.months)
         raise ScheduleError(
             f'day of month "{tokens[2]}" never occurs in {months}: cron would never run this',
             field="day of month",
