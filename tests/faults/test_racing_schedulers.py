@@ -154,7 +154,10 @@ def test_four_schedulers_and_four_producers_with_leader_kills_make_one_job_per_s
             summarised += more
     assert len(created) == len(set(created)), "two writers both created one slot"
     assert len(created) + summarised <= len(expected)
-    assert store.lease_holder(DEFAULT_LEASE_NAME) is None  # the last leader gave it up
+    # The last live leader gave the lease up on its way out; only a SIGKILLed one (killed just
+    # before the run ended, with no time left for a takeover) cannot, and its lease expires.
+    held = store.lease_holder(DEFAULT_LEASE_NAME)
+    assert held is None or int(held[0].split(":")[1]) in kills, held
     print(
         f"{store.family}: {len(expected)} slots, {len(kills)} leader kills, "
         f"{len(created) + summarised} creations reported by survivors",
