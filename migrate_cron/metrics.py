@@ -25,7 +25,7 @@ from prometheus_client.registry import Collector, CollectorRegistry
 if TYPE_CHECKING:
     from migrate_cron.ops.status import StatusReport
     from migrate_cron.registry import JobSpec
-    from migrate_cron.store.base import Store
+    from migrate_cron.store import Store
 
 log = logging.getLogger(__name__)
 

@@ -26,7 +26,7 @@ from migrate_cron.config import (
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from migrate_cron.store.base import Store
+    from migrate_cron.store import Store
 
 DatabaseUrl = Annotated[
     str,

@@ -16,14 +16,15 @@ import typer
 
 from migrate_cron.cli.common import DatabaseUrl, JsonFlag, TablePrefix
 from migrate_cron.config import DEFAULT_DATABASE_URL
+from migrate_cron.store.models import JobState
 
 if TYPE_CHECKING:
-    from migrate_cron.store.base import Store
+    from migrate_cron.store import Store
     from migrate_cron.store.models import Job
 
-STATES = ("open", "running", "done", "failed", "cancelled")
-RETRYABLE_BY_ID = ("failed", "cancelled")
-CANCELLABLE = ("open", "running", "failed")
+STATES = (JobState.OPEN, JobState.RUNNING, JobState.DONE, JobState.FAILED, JobState.CANCELLED)
+RETRYABLE_BY_ID = (JobState.FAILED, JobState.CANCELLED)
+CANCELLABLE = (JobState.OPEN, JobState.RUNNING, JobState.FAILED)
 
 jobs_app = typer.Typer(
     name="jobs",
@@ -156,7 +157,7 @@ def retry(
     chosen = sum([bool(ids), kind is not None, all_failed])
     if chosen != 1:
         raise UsageError("name what to retry: job ids, or --kind KIND, or --all-failed")
-    states = RETRYABLE_BY_ID if ids else ("failed",)
+    states = RETRYABLE_BY_ID if ids else (JobState.FAILED,)
     with _store(database_url, table_prefix) as store:
         n = store.count_jobs(ids or None, kind=kind, states=states)
         what = _what(n, ids, kind, "failed or cancelled" if ids else "failed")
@@ -186,7 +187,7 @@ def cancel(
 
     with _store(database_url, table_prefix) as store:
         n = store.count_jobs(ids, states=CANCELLABLE)
-        running = store.count_jobs(ids, states=("running",)) if n else 0
+        running = store.count_jobs(ids, states=(JobState.RUNNING,)) if n else 0
         if n and not _confirm(
             f"Cancel {_what(n, ids, None, 'open, running or failed')}?", yes, "cancel"
         ):

@@ -14,6 +14,7 @@ import typer
 
 from migrate_cron.cli.common import DatabaseUrl, JsonFlag, RegistryPath, TablePrefix, info
 from migrate_cron.config import DEFAULT_DATABASE_URL, DEFAULT_REGISTRY
+from migrate_cron.store.models import JobState
 
 if TYPE_CHECKING:
     from migrate_cron.migration.switch import SwitchResult, Target
@@ -494,7 +495,7 @@ def _warn_queued(url: str, prefix: str, name: str) -> None:
 
     store = open_store(url, prefix)
     try:
-        waiting = store.count_jobs(kind=name, states=("open", "running"))
+        waiting = store.count_jobs(kind=name, states=(JobState.OPEN, JobState.RUNNING))
     except MigrateCronError:
         return
     finally:

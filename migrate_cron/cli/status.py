@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
     from migrate_cron.ops.status import StatusReport, Thresholds
     from migrate_cron.registry import JobSpec
-    from migrate_cron.store.base import Store
+    from migrate_cron.store import Store
 
 OptionalRegistry = Annotated[
     str | None,

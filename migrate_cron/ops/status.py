@@ -16,13 +16,13 @@ Scheduling lag of a scheduled job is the worst of:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 from typing import Any
 
 from migrate_cron.ops.durations import format_duration
 from migrate_cron.registry import JobSpec
-from migrate_cron.store.models import KindStatus, QueueStatus, SlotStatus
+from migrate_cron.store.models import JobState, KindStatus, QueueStatus, SlotStatus
 
 #: ``(spec, after) -> first slot strictly after ``after``, or None`` — injectable for tests.
 SlotFinder = Callable[[JobSpec, datetime], datetime | None]
@@ -47,21 +47,12 @@ class ScheduleReport:
     next_slot: datetime | None = None
 
 
-@dataclass(frozen=True)
-class KindReport:
-    kind: str
-    ready: int = 0
-    scheduled: int = 0
-    running: int = 0
-    done: int = 0
-    failed: int = 0
-    cancelled: int = 0
+@dataclass(frozen=True, slots=True)
+class KindReport(KindStatus):
+    """A kind's store facts plus what the report derives: the oldest ready job's age and the
+    schedule (slots, lag) from the registry."""
+
     oldest_ready_age: float | None = None
-    duration_p50: float | None = None
-    duration_p95: float | None = None
-    duration_max: float | None = None
-    last_success: datetime | None = None
-    last_failure: datetime | None = None
     schedule: ScheduleReport | None = None
 
 
@@ -137,22 +128,8 @@ def _kind_report(fact: KindStatus, now: datetime, schedule: ScheduleReport | Non
     age = None
     if fact.oldest_ready_at is not None:
         age = max(0.0, (now - fact.oldest_ready_at).total_seconds())
-    return KindReport(
-        kind=fact.kind,
-        ready=fact.ready,
-        scheduled=fact.scheduled,
-        running=fact.running,
-        done=fact.done,
-        failed=fact.failed,
-        cancelled=fact.cancelled,
-        oldest_ready_age=age,
-        duration_p50=fact.duration_p50,
-        duration_p95=fact.duration_p95,
-        duration_max=fact.duration_max,
-        last_success=fact.last_success,
-        last_failure=fact.last_failure,
-        schedule=schedule,
-    )
+    facts = {f.name: getattr(fact, f.name) for f in fields(KindStatus)}
+    return KindReport(**facts, oldest_ready_age=age, schedule=schedule)
 
 
 def schedule_report(
@@ -200,7 +177,7 @@ def scheduling_lag(
         return None, "slot skipped"
     if slot.started_at is not None:
         return max(0.0, (slot.started_at - slot.slot).total_seconds()), "started"
-    if slot.job_state == "open":
+    if slot.job_state == JobState.OPEN:
         return max(0.0, (now - slot.slot).total_seconds()), "not started yet"
     if slot.job_id is None or slot.job_state is None:
         return None, "job removed"
@@ -320,8 +297,6 @@ def _kind_dict(k: KindReport) -> dict[str, Any]:
 
 
 def _fields(value: Any) -> Mapping[str, Any]:
-    from dataclasses import fields
-
     return {f.name: getattr(value, f.name) for f in fields(value)}
 
 

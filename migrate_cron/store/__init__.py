@@ -5,25 +5,24 @@ from __future__ import annotations
 from typing import Any
 
 from migrate_cron.clock import Clock
-from migrate_cron.store.base import Listener, Store
+from migrate_cron.store.base import Listener
 from migrate_cron.store.engine import dialect_family, make_engine
 from migrate_cron.store.models import (
     CleanupResult,
     EnqueueResult,
     Job,
-    KindStats,
     KindStatus,
     QueueStatus,
     ReapResult,
     RunResult,
     SlotStatus,
 )
+from migrate_cron.store.store import Store
 
 __all__ = [
     "CleanupResult",
     "EnqueueResult",
     "Job",
-    "KindStats",
     "KindStatus",
     "Listener",
     "QueueStatus",

@@ -2,9 +2,25 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
+
+
+class JobState(StrEnum):
+    """The states of a job row (stored as their text value; a CHECK constraint lists them).
+
+    open → running (claimed) → done | open again (retry after backoff) | failed (out of
+    attempts, last error kept); cancelled by an operator. A StrEnum, so a value read back from
+    the database compares equal to its member.
+    """
+
+    OPEN = "open"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,19 +72,6 @@ class CleanupResult:
     failed: int
     cancelled: int
     scheduled_runs: int
-
-
-@dataclass(frozen=True, slots=True)
-class KindStats:
-    kind: str
-    ready: int = 0
-    scheduled: int = 0
-    running: int = 0
-    done: int = 0
-    failed: int = 0
-    cancelled: int = 0
-    oldest_ready_age: float | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

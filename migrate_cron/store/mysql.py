@@ -12,17 +12,28 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, func, insert, literal_column, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Float,
+    cast,
+    func,
+    insert,
+    literal_column,
+    select,
+    update,
+)
 from sqlalchemy import exc as sa_exc
 
 from migrate_cron.errors import UsageError
-from migrate_cron.store.base import Store
-from migrate_cron.store.models import Job
+from migrate_cron.store.models import Job, JobState
 from migrate_cron.store.schema import UTCDateTime
+from migrate_cron.store.store import Store
 
 
 class MySQLStore(Store):
     family = "mysql"
+    group_by_index_scan = True
 
     def check_server(self, conn: Connection) -> None:
         """SKIP LOCKED needs MySQL 8.0.1+ or MariaDB 10.6+."""
@@ -47,6 +58,10 @@ class MySQLStore(Store):
             literal_column("UTC_TIMESTAMP(6)"),
             type_=UTCDateTime(),
         )
+
+    def seconds_between(self, start: Any, end: Any) -> ColumnElement[Any]:
+        micros = func.timestampdiff(literal_column("MICROSECOND"), start, end)
+        return cast(micros, Float) / 1_000_000.0
 
     def _insert_if_absent(
         self, conn: Connection, table: Any, values: dict[str, Any], keys: Sequence[str]
@@ -84,7 +99,7 @@ class MySQLStore(Store):
             update(job)
             .where(job.c.id.in_(ids))
             .values(
-                state="running",
+                state=JobState.RUNNING,
                 attempts=job.c.attempts + 1,
                 locked_by=worker_id,
                 locked_until=until,
@@ -98,7 +113,7 @@ class MySQLStore(Store):
             jobs.append(
                 replace(
                     Job(**fields),
-                    state="running",
+                    state=JobState.RUNNING,
                     attempts=fields["attempts"] + 1,
                     locked_by=worker_id,
                     locked_until=until,

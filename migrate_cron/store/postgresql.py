@@ -12,7 +12,9 @@ from sqlalchemy import (
     BigInteger,
     ColumnElement,
     Connection,
+    Float,
     any_,
+    cast,
     func,
     literal,
     select,
@@ -22,9 +24,10 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from migrate_cron.store.base import Listener, Store
+from migrate_cron.store.base import Listener
 from migrate_cron.store.models import Job
 from migrate_cron.store.schema import UTCDateTime
+from migrate_cron.store.store import Store
 
 
 class PostgresListener(Listener):
@@ -59,6 +62,8 @@ class PostgresListener(Listener):
 
 class PostgresStore(Store):
     family = "postgresql"
+    supports_listen = True
+    supports_percentile_cont = True
 
     @property
     def channel(self) -> str:
@@ -69,6 +74,9 @@ class PostgresStore(Store):
 
     def _server_after(self, seconds: float) -> ColumnElement[datetime]:
         return (func.now() + literal(timedelta(seconds=seconds))).cast(UTCDateTime())  # type: ignore[return-value]
+
+    def seconds_between(self, start: Any, end: Any) -> ColumnElement[Any]:
+        return cast(func.extract("epoch", end - start), Float)
 
     def _insert_if_absent(
         self, conn: Connection, table: Any, values: dict[str, Any], keys: Sequence[str]

@@ -34,7 +34,9 @@ from sqlalchemy import (
 from sqlalchemy.dialects import mssql, mysql, postgresql
 from sqlalchemy.types import TypeDecorator
 
-JOB_STATES = ("open", "running", "done", "failed", "cancelled")
+from migrate_cron.store.models import JobState
+
+JOB_STATES = tuple(JobState)
 RUN_OUTCOMES = ("enqueued", "skipped")
 MYSQL_NAMES = ("mysql", "mariadb")
 
@@ -118,7 +120,7 @@ def build_tables(prefix: str = "") -> Tables:
         Column("kind", key_string(200), nullable=False),
         Column("ref", key_string(255), nullable=True),
         Column("payload", PAYLOAD_TYPE, nullable=True),
-        Column("state", String(16), nullable=False, server_default="open"),
+        Column("state", String(16), nullable=False, server_default=JobState.OPEN.value),
         Column("attempts", Integer, nullable=False, server_default="0"),
         Column("max_attempts", Integer, nullable=False, server_default="5"),
         Column("run_at", UTCDateTime(), nullable=False),

@@ -26,37 +26,32 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import (
     ColumnElement,
     Connection,
-    Float,
     Select,
     and_,
     case,
-    cast,
     func,
     literal,
-    literal_column,
     or_,
     select,
 )
 
-from migrate_cron.store.models import KindStatus, QueueStatus, SlotStatus
+from migrate_cron.store.base import StoreBase
+from migrate_cron.store.models import JobState, KindStatus, QueueStatus, SlotStatus
 from migrate_cron.store.schema import UTCDateTime
 
-if TYPE_CHECKING:
-    from migrate_cron.store.base import Store
-
 PERCENTILES = (0.5, 0.95)
-LIVE_STATES = ("open", "running", "failed", "cancelled")
+LIVE_STATES = (JobState.OPEN, JobState.RUNNING, JobState.FAILED, JobState.CANCELLED)
 
 
 class StatusQueries:
     """Builds and runs the status statements for one store (tables, prefix, dialect)."""
 
-    def __init__(self, store: Store) -> None:
+    def __init__(self, store: StoreBase) -> None:
         self.store = store
         self.job = store.tables.job
         self.runs = store.tables.scheduled_runs
@@ -85,11 +80,11 @@ class StatusQueries:
         job = self.job
         seconds = self._seconds(job.c.started_at, job.c.finished_at)
         window = and_(
-            job.c.state == "done",
+            job.c.state == JobState.DONE,
             job.c.finished_at >= literal(since, UTCDateTime()),
             job.c.started_at.is_not(None),
         )
-        if self.store.family == "postgresql":
+        if self.store.supports_percentile_cont:
             return (
                 select(
                     job.c.kind,
@@ -129,8 +124,8 @@ class StatusQueries:
         SQLite, whose min() seeks).
         """
         job = self.job
-        states = ("done", "failed")
-        if self.store.family == "mysql":
+        states = (JobState.DONE, JobState.FAILED)
+        if self.store.group_by_index_scan:
             return (
                 select(job.c.kind, job.c.state, func.max(job.c.finished_at).label("last"))
                 .where(job.c.state.in_(states))
@@ -155,7 +150,7 @@ class StatusQueries:
         """Rows (job_name, newest scheduled_for): loose index scans on the slot key, as in
         ``last_sql``."""
         runs = self.runs
-        if self.store.family == "mysql":
+        if self.store.group_by_index_scan:
             return select(runs.c.job_name, func.max(runs.c.scheduled_for).label("slot")).group_by(
                 runs.c.job_name
             )
@@ -216,7 +211,7 @@ class StatusQueries:
         for r in conn.execute(self.live_sql(now)):
             entry = kinds.setdefault(r.kind, {})
             n = int(r.n)
-            if r.state == "open":
+            if r.state == JobState.OPEN:
                 entry["ready"] = int(r.ready or 0)
                 entry["scheduled"] = n - int(r.ready or 0)
                 entry["oldest_ready_at"] = _utc(r.oldest_ready)
@@ -227,7 +222,7 @@ class StatusQueries:
         self, conn: Connection, since: datetime, kinds: dict[str, dict[str, Any]]
     ) -> None:
         rows = conn.execute(self.durations_sql(since)).all()
-        if self.store.family == "postgresql":
+        if self.store.supports_percentile_cont:
             for r in rows:
                 kinds.setdefault(r.kind, {}).update(
                     done=int(r.n),
@@ -251,7 +246,7 @@ class StatusQueries:
     def _read_last(self, conn: Connection, kinds: dict[str, dict[str, Any]]) -> None:
         for r in conn.execute(self.last_sql()):
             entry = kinds.setdefault(r.kind, {})
-            entry["last_success" if r.state == "done" else "last_failure"] = _utc(r.last)
+            entry["last_success" if r.state == JobState.DONE else "last_failure"] = _utc(r.last)
 
     def _read_slots(self, conn: Connection) -> Iterable[SlotStatus]:
         newest = [(r.job_name, _utc(r.slot)) for r in conn.execute(self.newest_slots_sql())]
@@ -274,30 +269,10 @@ class StatusQueries:
 
     # ------------------------------------------------------------------ dialect pieces
     def _seconds(self, start: Any, end: Any) -> ColumnElement[Any]:
-        """``end - start`` in seconds: microseconds on PostgreSQL and MySQL, milliseconds on
-        SQLite."""
-        family = self.store.family
-        if family == "postgresql":
-            return cast(func.extract("epoch", end - start), Float)
-        if family == "mysql":
-            micros = func.timestampdiff(literal_column("MICROSECOND"), start, end)
-            return cast(micros, Float) / 1_000_000.0
-
-        # SQLite: julianday() reads our 'YYYY-MM-DD HH:MM:SS.ffffff' text to the millisecond;
-        # rounding to 3 decimals removes its floating-point noise (twice as fast as splitting
-        # the text into whole seconds and fraction, which matters when ranking 100k+ rows).
-        return func.round((func.julianday(end) - func.julianday(start)) * 86400.0, 3, type_=Float)
+        return self.store.seconds_between(start, end)
 
     def _no_index(self, column: Any) -> Any:
-        """SQLite: ``+column`` so the planner does not walk the whole (kind, …) index to save
-        a sort, and reads the few live rows through the state indexes instead (1M done rows:
-        290 ms → 2 ms). The unary plus is SQLite's documented way to say so."""
-        if self.store.family != "sqlite":
-            return column
-        from sqlalchemy.sql import operators
-        from sqlalchemy.sql.elements import UnaryExpression
-
-        return UnaryExpression(column, operator=operators.custom_op("+"), type_=column.type)
+        return self.store.unindexed(column)
 
     @staticmethod
     def _distinct(table: Any, column: Any, name: str) -> Any:
@@ -338,3 +313,19 @@ def _utc(value: Any) -> datetime | None:
     if isinstance(value, str):
         value = datetime.fromisoformat(value)
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class StatusOps(StoreBase):
+    """The ``status`` operation (``status``, ``status --check``, ``metrics``, ``verify``)."""
+
+    def status(
+        self, since: datetime, now: datetime | None = None, *, slots: bool = True
+    ) -> QueueStatus:
+        """Per-kind counts, oldest ready job, run-time percentiles of jobs done since ``since``,
+        last success/failure, and the newest slot of each scheduled job (``slots``).
+
+        Index-bounded: cost follows the live rows, the window and the number of kinds, not
+        the number of done rows (see the module docstring). ``now`` defaults to the database
+        clock (or the injected one).
+        """
+        return StatusQueries(self).run(since, now or self.db_now(), slots=slots)

@@ -22,7 +22,7 @@ import threading
 import time
 from collections import deque
 
-from migrate_cron.store.base import Store
+from migrate_cron.store import Store
 from migrate_cron.worker.ledger import Ledger
 from migrate_cron.worker.log import WorkerLog
 from migrate_cron.worker.outage import OUTAGE_ERRORS, Outage

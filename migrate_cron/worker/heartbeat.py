@@ -18,7 +18,7 @@ import random
 import threading
 import time
 
-from migrate_cron.store.base import Store
+from migrate_cron.store import Store
 from migrate_cron.worker.cancel import LEASE_LOST
 from migrate_cron.worker.ledger import Ledger
 from migrate_cron.worker.log import WorkerLog

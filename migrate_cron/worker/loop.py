@@ -30,7 +30,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from migrate_cron.store.base import Listener, Store
+from migrate_cron.store import Listener, Store
 from migrate_cron.store.models import Job
 from migrate_cron.worker.backoff import IdleBackoff
 from migrate_cron.worker.cancel import SHUTDOWN
@@ -212,7 +212,7 @@ class Worker:
     def _wants_listener(self) -> bool:
         """LISTEN on PostgreSQL, except in ``once`` mode (it exits instead of idling)."""
         return (
-            self.store.family == "postgresql"
+            self.store.supports_listen
             and not self.settings.once
             and time.monotonic() >= self._listener_retry_at
         )

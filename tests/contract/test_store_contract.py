@@ -244,9 +244,11 @@ def test_stats_counts_per_kind_and_oldest_ready_age(db_url: str, table_prefix: s
         [b] = s.claim("w", 1, lease=30, kinds=["b"])
         s.fail("w", b.id, "x")
         clock.advance(15)
-        by_kind = {k.kind: k for k in s.stats()}
+        now = clock.now()
+        by_kind = {k.kind: k for k in s.status(since=now - timedelta(days=1)).kinds}
         assert by_kind["a"].ready == 2 and by_kind["a"].scheduled == 1
-        assert by_kind["a"].oldest_ready_age == pytest.approx(45.0)
+        oldest = by_kind["a"].oldest_ready_at
+        assert oldest is not None and (now - oldest).total_seconds() == pytest.approx(45.0)
         assert by_kind["b"].failed == 1 and by_kind["b"].ready == 0
     finally:
         s.drop_schema()
@@ -297,3 +299,92 @@ def _wait_expired(store: Store, job_id: int, timeout: float = 5.0) -> None:
         if job.locked_until < store.db_now():
             return
         assert datetime.now(UTC) < deadline, "lease did not expire in time"
+
+
+def test_enqueue_many_adds_one_ready_job_per_payload(store: Store) -> None:
+    assert store.enqueue_many("bulk", [{"n": i} for i in range(2500)], chunk=1000) == 2500
+    assert store.count_jobs(kind="bulk", states=["open"]) == 2500
+    claimed = store.claim("w", 3000, lease=30, kinds=["bulk"])
+    assert sorted(j.payload["n"] for j in claimed) == list(range(2500))
+
+
+def test_count_jobs_filters_by_ids_kind_and_state(store: Store) -> None:
+    a = store.enqueue("a").job_id
+    b = store.enqueue("a").job_id
+    store.enqueue("b")
+    [claimed] = store.claim("w", 1, lease=30, kinds=["b"])
+    assert store.count_jobs() == 3
+    assert store.count_jobs(kind="a") == 2
+    assert store.count_jobs([a, b, claimed.id], states=["open"]) == 2
+    assert store.count_jobs(states=["running"]) == 1
+    assert store.count_jobs([]) == 0
+
+
+def test_owned_jobs_lists_only_own_running_leases(store: Store) -> None:
+    for _ in range(3):
+        store.enqueue("o")
+    mine = store.claim("me", 2, lease=30)
+    [theirs] = store.claim("them", 1, lease=30)
+    ids = [j.id for j in mine] + [theirs.id]
+    assert sorted(store.owned_jobs("me", ids)) == sorted(j.id for j in mine)
+    store.complete("me", [mine[0].id])
+    assert store.owned_jobs("me", ids) == [mine[1].id]
+    assert store.owned_jobs("me", []) == []
+
+
+def test_enqueue_runs_writes_each_slot_once_in_request_order(store: Store) -> None:
+    t = datetime(2026, 3, 1, 12, tzinfo=UTC)
+    requests = [("b", t, 3), ("a", t, 3), ("a", t + timedelta(minutes=1), 2)]
+    first = store.enqueue_runs(requests, batch=2)
+    assert [r.created for r in first] == [True, True, True]
+    again = store.enqueue_runs(requests)
+    assert [r.created for r in again] == [False, False, False]
+    assert [r.job_id for r in again] == [r.job_id for r in first]
+    assert store.last_runs(["a", "b", "never"]) == {
+        "a": store.last_run("a"),
+        "b": store.last_run("b"),
+    }
+    newest = store.last_run("a")
+    assert newest is not None and newest.replace(tzinfo=UTC) == t + timedelta(minutes=1)
+
+
+def test_record_skipped_is_insert_if_absent_and_makes_no_job(store: Store) -> None:
+    t = datetime(2026, 3, 1, 12, tzinfo=UTC)
+    store.enqueue_run("s", t)
+    slots = [t, t + timedelta(minutes=1), t + timedelta(minutes=2)]
+    fresh = store.record_skipped("s", slots, batch=2)
+    assert [x.astimezone(UTC) for x in fresh] == slots[1:]
+    assert store.record_skipped("s", slots) == []
+    outcomes = sorted(r["outcome"] for r in store.runs("s"))
+    assert outcomes == ["enqueued", "skipped", "skipped"]
+    assert store.count_jobs(kind="s") == 1
+    assert set(store.last_runs()) == {"s"}
+
+
+def test_kind_history_counts_rows_since_a_moment(store: Store) -> None:
+    store.enqueue("h", max_attempts=1)
+    store.enqueue("h")
+    [a] = store.claim("w", 1, lease=30, kinds=["h"])
+    store.fail("w", a.id, "boom: exit 3")
+    [b] = store.claim("w", 1, lease=30, kinds=["h"])
+    store.complete("w", [b.id])
+    history = store.kind_history(["h", "empty"])
+    h = history["h"]
+    assert (h.done, h.failed, h.open, h.running) == (1, 1, 0, 0)
+    assert h.last_success is not None
+    assert h.last_error == "boom: exit 3" and h.last_error_job == a.id
+    assert history["empty"].done == 0 and history["empty"].last_error is None
+    later = store.db_now() + timedelta(hours=1)
+    assert store.kind_history(["h"], since=later)["h"].done == 0
+
+
+def test_listener_waits_at_most_its_timeout_or_wakes_on_enqueue(store: Store) -> None:
+    listener = store.listener()
+    try:
+        if store.supports_listen:
+            store.enqueue("wake")
+            assert listener.wait(5.0) is True
+        else:
+            assert listener.wait(0.01) is False
+    finally:
+        listener.close()

@@ -1,0 +1,279 @@
+"""Operator operations: look up, list, count, retry, cancel, clean up, and per-kind history.
+
+Bulk changes run in chunks so a retry or cleanup of millions of rows never holds one long
+transaction against the workers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    case,
+    delete,
+    func,
+    select,
+    update,
+)
+
+from migrate_cron.store.base import StoreBase, aware
+from migrate_cron.store.models import (
+    CleanupResult,
+    Job,
+    JobState,
+    KindHistory,
+)
+
+
+class AdminOps(StoreBase):
+    """What ``jobs``, ``cleanup``, ``verify`` and ``migrations`` need."""
+
+    # ------------------------------------------------------------------ operator side
+    def get(self, job_id: int) -> Job | None:
+        job = self.tables.job
+        with self.transaction(readonly=True) as conn:
+            row = conn.execute(select(job).where(job.c.id == job_id)).first()
+        return self._job(row) if row is not None else None
+
+    def list_jobs(
+        self,
+        state: str | None = None,
+        kind: str | None = None,
+        limit: int = 50,
+    ) -> list[Job]:
+        job = self.tables.job
+        q = select(job).order_by(job.c.id.desc()).limit(limit)
+        if state:
+            q = q.where(job.c.state == state)
+        if kind:
+            q = q.where(job.c.kind == kind)
+        with self.transaction(readonly=True) as conn:
+            return [self._job(r) for r in conn.execute(q)]
+
+    def retry(
+        self,
+        ids: Sequence[int] | None = None,
+        *,
+        kind: str | None = None,
+        all_failed: bool = False,
+        states: Sequence[str] = (JobState.FAILED, JobState.CANCELLED),
+        batch: int = 1000,
+    ) -> int:
+        """Put failed (or cancelled) jobs back to ``open`` now, attempts reset. In chunks."""
+        job = self.tables.job
+        cond: list[Any] = [job.c.state.in_(list(states))]
+        if ids is not None:
+            cond.append(job.c.id.in_(list(ids)))
+        elif kind is not None:
+            cond.append(job.c.kind == kind)
+        elif not all_failed:
+            return 0
+        return self._chunked_update(
+            cond,
+            {
+                "state": JobState.OPEN,
+                "attempts": 0,
+                "run_at": self.now_sql(),
+                "locked_by": None,
+                "locked_until": None,
+                "finished_at": None,
+            },
+            batch,
+        )
+
+    def cancel(self, ids: Sequence[int], batch: int = 1000) -> int:
+        """Cancel jobs that have not finished; a worker never runs an open cancelled job and
+        the fenced finish of a running one changes nothing."""
+        job = self.tables.job
+        cond = [
+            job.c.id.in_(list(ids)),
+            job.c.state.in_([JobState.OPEN, JobState.RUNNING, JobState.FAILED]),
+        ]
+        return self._chunked_update(
+            cond,
+            {"state": JobState.CANCELLED, "finished_at": self.now_sql(), "locked_until": None},
+            batch,
+        )
+
+    def _chunked_update(self, cond: list[Any], values: dict[str, Any], batch: int) -> int:
+        job = self.tables.job
+        total = 0
+        last_id = 0
+        while True:
+            with self.transaction() as conn:
+                chunk = list(
+                    conn.execute(
+                        select(job.c.id)
+                        .where(*cond, job.c.id > last_id)
+                        .order_by(job.c.id)
+                        .limit(batch)
+                    ).scalars()
+                )
+                if not chunk:
+                    return total
+                last_id = chunk[-1]
+                total += int(
+                    conn.execute(
+                        update(job).where(job.c.id.in_(chunk), *cond).values(**values)
+                    ).rowcount
+                )
+
+    def cleanup(
+        self,
+        done_older_than: float | None = 7 * 86400,
+        failed_older_than: float | None = 90 * 86400,
+        batch: int = 1000,
+        on_progress: Callable[[str, int], None] | None = None,
+    ) -> CleanupResult:
+        """Delete finished jobs in short chunks; keep the newest scheduled_runs row per job."""
+        counts: dict[str, int] = {}
+        for state, age in (
+            (JobState.DONE, done_older_than),
+            (JobState.FAILED, failed_older_than),
+            (JobState.CANCELLED, failed_older_than),
+        ):
+            counts[state] = (
+                0 if age is None else self._delete_finished(state, age, batch, on_progress)
+            )
+        runs = (
+            0 if done_older_than is None else self._delete_runs(done_older_than, batch, on_progress)
+        )
+        return CleanupResult(
+            counts[JobState.DONE], counts[JobState.FAILED], counts[JobState.CANCELLED], runs
+        )
+
+    def _delete_finished(
+        self, state: str, age: float, batch: int, on_progress: Callable[[str, int], None] | None
+    ) -> int:
+        job = self.tables.job
+        total = 0
+        while True:
+            with self.transaction() as conn:
+                ids = list(
+                    conn.execute(
+                        select(job.c.id)
+                        .where(job.c.state == state, job.c.finished_at < self.after_sql(-age))
+                        .order_by(job.c.state, job.c.finished_at)
+                        .limit(batch)
+                    ).scalars()
+                )
+                if not ids:
+                    return total
+                total += int(
+                    conn.execute(
+                        delete(job).where(job.c.id.in_(ids), job.c.state == state)
+                    ).rowcount
+                )
+            if on_progress:
+                on_progress(state, total)
+
+    def _delete_runs(
+        self, age: float, batch: int, on_progress: Callable[[str, int], None] | None
+    ) -> int:
+        """Old slot rows, job by job, in chunks on the slot key (job_name, scheduled_for).
+
+        The newest slot per job is read once, up front, and never deleted: the missed-run
+        policies (run-once, backfill) start from it. Slots recorded after that read are newer
+        and therefore kept too.
+        """
+        runs = self.tables.scheduled_runs
+        with self.transaction(readonly=True) as conn:
+            newest = conn.execute(
+                select(runs.c.job_name, func.max(runs.c.scheduled_for)).group_by(runs.c.job_name)
+            ).all()
+        total = 0
+        for name, keep in newest:
+            while True:
+                with self.transaction() as conn:
+                    ids = list(
+                        conn.execute(
+                            select(runs.c.id)
+                            .where(
+                                runs.c.job_name == name,
+                                runs.c.scheduled_for < keep,
+                                runs.c.enqueued_at < self.after_sql(-age),
+                            )
+                            .order_by(runs.c.scheduled_for)
+                            .limit(batch)
+                        ).scalars()
+                    )
+                    if not ids:
+                        break
+                    total += int(conn.execute(delete(runs).where(runs.c.id.in_(ids))).rowcount)
+                if on_progress:
+                    on_progress("scheduled_runs", total)
+        return total
+
+    def count_jobs(
+        self,
+        ids: Sequence[int] | None = None,
+        *,
+        kind: str | None = None,
+        states: Sequence[str] | None = None,
+    ) -> int:
+        """How many jobs match (for "retry 12 jobs?" prompts before a bulk change)."""
+        job = self.tables.job
+        q = select(func.count()).select_from(job)
+        if ids is not None:
+            q = q.where(job.c.id.in_(list(ids)))
+        if kind is not None:
+            q = q.where(job.c.kind == kind)
+        if states is not None:
+            q = q.where(job.c.state.in_(list(states)))
+        with self.transaction(readonly=True) as conn:
+            return int(conn.execute(q).scalar_one())
+
+    def kind_history(
+        self, kinds: Sequence[str], since: datetime | None = None
+    ) -> dict[str, KindHistory]:
+        """Per kind, the rows created at or after ``since``: counts per state, retried jobs,
+        the newest success and the newest error on record. Every asked kind is in the result
+        (all zero when it has no rows). Used by ``verify`` and ``migrations``."""
+        job = self.tables.job
+        out: dict[str, KindHistory] = {k: KindHistory(k) for k in kinds}
+        if not out:
+            return out
+        names = list(out)
+        with self.transaction(readonly=True) as conn:
+            for i in range(0, len(names), 500):
+                cond: list[Any] = [job.c.kind.in_(names[i : i + 500])]
+                if since is not None:
+                    cond.append(job.c.created_at >= since.astimezone(UTC))
+                q = (
+                    select(
+                        job.c.kind,
+                        job.c.state,
+                        func.count().label("n"),
+                        func.sum(case((job.c.attempts > 1, 1), else_=0)).label("retried"),
+                        func.max(job.c.finished_at).label("last"),
+                    )
+                    .where(*cond)
+                    .group_by(job.c.kind, job.c.state)
+                )
+                for r in conn.execute(q):
+                    h = out[r.kind]
+                    changes: dict[str, Any] = {
+                        r.state: getattr(h, r.state) + int(r.n),
+                        "retried": h.retried + int(r.retried or 0),
+                    }
+                    if r.state == JobState.DONE and r.last is not None:
+                        changes["last_success"] = aware(r.last)
+                    out[r.kind] = replace(h, **changes)
+            for kind, h in out.items():
+                if not (h.open or h.running or h.failed or h.cancelled):
+                    continue
+                cond = [job.c.kind == kind, job.c.last_error.is_not(None)]
+                if since is not None:
+                    cond.append(job.c.created_at >= since.astimezone(UTC))
+                row = conn.execute(
+                    select(job.c.id, job.c.last_error)
+                    .where(*cond)
+                    .order_by(job.c.id.desc())
+                    .limit(1)
+                ).first()
+                if row is not None:
+                    out[kind] = replace(h, last_error=row.last_error, last_error_job=row.id)
+        return out

@@ -1,0 +1,166 @@
+"""The ``scheduled_runs`` table: one row per (job_name, scheduled_for) slot.
+
+The UNIQUE slot key is what makes several hosts or schedulers produce one job per slot: the slot
+row and its job are written in one transaction, insert-if-absent on the key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    Connection,
+    func,
+    select,
+    update,
+)
+
+from migrate_cron.store.base import DEFAULT_MAX_ATTEMPTS
+from migrate_cron.store.jobs import JobOps
+from migrate_cron.store.models import (
+    RunResult,
+)
+
+
+class RunOps(JobOps):
+    """Slot bookkeeping for scheduled jobs."""
+
+    def enqueue_run(
+        self,
+        job_name: str,
+        scheduled_for: datetime,
+        *,
+        payload: Any = None,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        outcome: str = "enqueued",
+        kind: str | None = None,
+    ) -> RunResult:
+        """Record the slot (job_name, scheduled_for) and, unless skipped, enqueue its job.
+
+        Both rows are written in one transaction; the UNIQUE slot key makes concurrent calls
+        from several hosts or schedulers produce one job.
+        """
+        if outcome not in ("enqueued", "skipped"):
+            raise ValueError(f"outcome must be 'enqueued' or 'skipped', not {outcome!r}")
+        with self.transaction() as conn:
+            return self._enqueue_run(
+                conn, job_name, scheduled_for, payload, max_attempts, outcome, kind
+            )
+
+    def enqueue_runs(
+        self, requests: Sequence[tuple[str, datetime, int]], batch: int = 200
+    ) -> list[RunResult]:
+        """``enqueue_run`` for many (job_name, scheduled_for, max_attempts) slots, ``batch``
+        per transaction; results in request order. Each chunk is written in (job_name, slot)
+        order, so concurrent schedulers lock slot keys in the same order and cannot deadlock."""
+        results: list[RunResult | None] = [None] * len(requests)
+        order = sorted(
+            range(len(requests)), key=lambda i: (requests[i][0], requests[i][1].astimezone(UTC))
+        )
+        for start in range(0, len(order), batch):
+            with self.transaction() as conn:
+                for i in order[start : start + batch]:
+                    name, slot, max_attempts = requests[i]
+                    results[i] = self._enqueue_run(
+                        conn, name, slot, None, max_attempts, "enqueued", None
+                    )
+        return [r for r in results if r is not None]
+
+    def _enqueue_run(
+        self,
+        conn: Connection,
+        job_name: str,
+        scheduled_for: datetime,
+        payload: Any,
+        max_attempts: int,
+        outcome: str,
+        kind: str | None,
+    ) -> RunResult:
+        runs = self.tables.scheduled_runs
+        slot = scheduled_for.astimezone(UTC)
+        run_id = self._insert_if_absent(
+            conn,
+            runs,
+            {
+                "job_name": job_name,
+                "scheduled_for": slot,
+                "enqueued_at": self.now_sql(),
+                "outcome": outcome,
+            },
+            ("job_name", "scheduled_for"),
+        )
+        if run_id is None:
+            row = conn.execute(
+                select(runs.c.job_id, runs.c.outcome).where(
+                    runs.c.job_name == job_name, runs.c.scheduled_for == slot
+                )
+            ).one()
+            return RunResult(False, row.job_id, row.outcome)
+        if outcome == "skipped":
+            return RunResult(True, None, "skipped")
+        result = self._enqueue(
+            conn,
+            kind or job_name,
+            payload,
+            slot.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+            None,
+            None,
+            max_attempts,
+            slot,
+        )
+        conn.execute(update(runs).where(runs.c.id == run_id).values(job_id=result.job_id))
+        return RunResult(True, result.job_id, "enqueued")
+
+    def last_run(self, job_name: str) -> datetime | None:
+        """The newest recorded slot of a job (enqueued or skipped)."""
+        runs = self.tables.scheduled_runs
+        with self.transaction(readonly=True) as conn:
+            return conn.execute(
+                select(func.max(runs.c.scheduled_for)).where(runs.c.job_name == job_name)
+            ).scalar_one_or_none()
+
+    def last_runs(self, job_names: Sequence[str] | None = None) -> dict[str, datetime]:
+        """The newest recorded slot per job (the scheduler loads 10,000 jobs at start and on
+        every leadership change). Jobs never recorded are absent. Up to 500 names: one IN
+        query; more (or None): one GROUP BY over the (job_name, scheduled_for) unique index."""
+        runs = self.tables.scheduled_runs
+        q = select(runs.c.job_name, func.max(runs.c.scheduled_for)).group_by(runs.c.job_name)
+        names = None if job_names is None else set(job_names)
+        if names is not None and len(names) <= 500:
+            q = q.where(runs.c.job_name.in_(sorted(names)))
+        with self.transaction(readonly=True) as conn:
+            rows = conn.execute(q).all()
+        return {r[0]: r[1] for r in rows if names is None or r[0] in names}
+
+    def record_skipped(
+        self, job_name: str, slots: Sequence[datetime], batch: int = 500
+    ) -> list[datetime]:
+        """Record slots as ``skipped`` (no job), insert-if-absent; returns the slots newly
+        recorded. In transactions of ``batch`` rows: a long outage of a minutely job can mean
+        many thousands of rows."""
+        runs = self.tables.scheduled_runs
+        fresh: list[datetime] = []
+        for i in range(0, len(slots), batch):
+            with self.transaction() as conn:
+                for s in slots[i : i + batch]:
+                    slot = s.astimezone(UTC)
+                    values = {
+                        "job_name": job_name,
+                        "scheduled_for": slot,
+                        "enqueued_at": self.now_sql(),
+                        "outcome": "skipped",
+                    }
+                    key = ("job_name", "scheduled_for")
+                    if self._insert_if_absent(conn, runs, values, key) is not None:
+                        fresh.append(slot)
+        return fresh
+
+    def runs(self, job_name: str | None = None, limit: int = 1000) -> list[dict[str, Any]]:
+        runs = self.tables.scheduled_runs
+        q = select(runs).order_by(runs.c.scheduled_for.desc(), runs.c.id.desc()).limit(limit)
+        if job_name is not None:
+            q = q.where(runs.c.job_name == job_name)
+        with self.transaction(readonly=True) as conn:
+            return [dict(r._mapping) for r in conn.execute(q)]

@@ -1,0 +1,18 @@
+"""``Store``: every named operation on the queue, composed from one module per concern.
+
+A dialect (``postgresql.py``, ``mysql.py``, ``sqlite.py``) subclasses ``Store`` and overrides
+only the hooks declared in ``base.py``. Reading the data layer of one table means reading one
+file: ``jobs.py`` (the job table), ``runs.py`` (scheduled_runs), ``leases.py``, ``admin.py``
+(operator changes and history) and ``status.py`` (the read model of ``status``/``metrics``).
+"""
+
+from __future__ import annotations
+
+from migrate_cron.store.admin import AdminOps
+from migrate_cron.store.leases import LeaseOps
+from migrate_cron.store.runs import RunOps
+from migrate_cron.store.status import StatusOps
+
+
+class Store(RunOps, AdminOps, LeaseOps, StatusOps):
+    """Named operations on the queue. Subclasses implement the dialect hooks."""
