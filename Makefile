@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 # Two pytest processes: the machine (and CI) has 2 cores; every test bounds its own time.
 PYTEST_WORKERS ?= 2
 
-.PHONY: install test test-fast lint format demo bench clean
+.PHONY: install test test-fast check lint format demo bench clean
 
 install: $(STAMP)
 
@@ -21,6 +21,13 @@ $(STAMP): pyproject.toml
 test: $(STAMP)
 	$(BIN)/pytest -q -n $(PYTEST_WORKERS) $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; exit $$rc
+
+# Tests that need no database and are not slow: seconds, for the edit-test loop.
+test-fast: $(STAMP)
+	$(BIN)/pytest -q -m "not db and not slow" $(PYTEST_ARGS)
+
+# What CI runs: lint and types (ruff, mypy --strict), then the whole suite.
+check: lint test
 
 lint: $(STAMP)
 	$(BIN)/ruff check migrate_cron tests bench

@@ -324,14 +324,10 @@ def _migration(raw: dict[str, Any] | None, bad: Any) -> Migration | None:
 
 
 def _check_timezone(tz: str, bad: Any) -> None:
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+    from migrate_cron.crontab.timezone import unknown_zone_message, zone_exists
 
-    try:
-        ZoneInfo(tz)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise bad(
-            "timezone", f"unknown time zone {tz!r} (use an IANA name like Europe/Berlin)"
-        ) from None
+    if not zone_exists(tz):
+        raise bad("timezone", unknown_zone_message(tz))
 
 
 def _check_schedule(expr: str, tz: str, bad: Any) -> None:

@@ -41,7 +41,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+#: Fixtures that give a test a database; such tests are marked ``db`` (``make test-fast``
+#: runs the others: parser, analysis, policies, rendering — seconds, no server needed).
+DB_FIXTURES = {"store", "db_url", "backend", "pg_database", "mariadb_database"}
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if DB_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.db)
     if config.getoption("--chaos-long"):
         return
     skip = pytest.mark.skip(reason="long chaos variant: run with --chaos-long")
@@ -65,7 +73,7 @@ def _server_database(base_url: str, name: str) -> Iterator[str]:
         msg = f"{name} at {url.render_as_string(hide_password=True)} is not reachable: {exc}"
         if IN_CI:
             pytest.fail(f"CI requires {msg}", pytrace=False)
-        pytest.skip(f"{msg} (start it, see DEVELOPERS.md; required when CI=true)")
+        pytest.skip(f"{msg} (start it, see the README, section Try it; required when CI=true)")
     try:
         yield url.set(database=dbname).render_as_string(hide_password=False)
     finally:

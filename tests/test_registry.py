@@ -65,7 +65,7 @@ def test_unknown_job_lists_known_ones(tmp_path: Path) -> None:
         ('[jobs.a]\ncommand = "x"\npolicy = "sometimes"\n', "job 'a': key 'policy'"),
         ('[jobs.a]\ncommand = "x"\nmax_attempts = "3"\n', "key 'max_attempts' must be a int"),
         ('[jobs.a]\nschedule = "* * * * *"\n', "set exactly one of 'command' or 'handler'"),
-        ('[jobs.a]\ncommand = "x"\ntimezone = "Mars/Olympus"\n', "unknown time zone"),
+        ('[jobs.a]\ncommand = "x"\ntimezone = "Mars/Olympus"\n', "unknown timezone"),
         ('[jobs.a]\ncommand = "x"\nschedule = "61 * * * *"\n', "key 'schedule'"),
         ('[jobs.a]\ncommand = "x"\ncolour = "red"\n', "unknown key 'colour'"),
         ('[jobs.a]\ncommand = "x"\nbackoff = { base = 10, cap = 1 }\n', "cap must be >= base"),

@@ -350,14 +350,14 @@ def _rules_json() -> dict[str, dict[str, str]]:
 # repeat across lines — schedule facts, env blocks, findings, verdicts — are encoded once and
 # reused, so 100,000 entries cost string joins rather than 100,000 dict encodings.
 
-_enc = json.encoder.encode_basestring  # type: ignore[attr-defined]
+_enc = json.encoder.encode_basestring
 
 
 def _js(value: Any) -> str:
     if value is None:
         return "null"
     if isinstance(value, str):
-        return _enc(value)  # type: ignore[no-any-return]
+        return _enc(value)
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 

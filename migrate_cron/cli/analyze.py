@@ -9,7 +9,6 @@ reaches ``--fail-on``; 2 for usage errors and unreadable files.
 
 from __future__ import annotations
 
-import contextlib
 import glob
 import json
 import os
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from migrate_cron.cli.common import JsonFlag
+from migrate_cron.crontab.timezone import check_zone, host_timezone
 from migrate_cron.errors import UsageError
 
 if TYPE_CHECKING:
@@ -319,38 +319,6 @@ def parse_now(value: str | None) -> datetime:
             f"--now {value!r} is not an ISO time (e.g. 2026-03-01T12:00:00Z)"
         ) from None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
-def host_timezone() -> str:
-    """The zone cron uses on this host: $TZ, /etc/timezone, the /etc/localtime link, or UTC."""
-    candidates = [os.environ.get("TZ", "").lstrip(":")]
-    with contextlib.suppress(OSError):
-        candidates.append(Path("/etc/timezone").read_text().strip())
-    try:
-        target = os.readlink("/etc/localtime")
-        if "zoneinfo/" in target:
-            candidates.append(target.split("zoneinfo/", 1)[1])
-    except OSError:
-        pass
-    for name in candidates:
-        if name and _zone_exists(name):
-            return name
-    return "UTC"
-
-
-def check_zone(name: str) -> None:
-    if not _zone_exists(name):
-        raise UsageError(f'unknown timezone "{name}" (use an IANA name such as Europe/Berlin)')
-
-
-def _zone_exists(name: str) -> bool:
-    from migrate_cron.crontab.schedule import Schedule, ScheduleError
-
-    try:
-        Schedule.parse("0 0 * * *", name)
-    except ScheduleError:
-        return False
-    return True
 
 
 def _zone(name: str) -> Any:

@@ -8,6 +8,7 @@ imported inside functions so that ``migrate-cron enqueue`` starts fast from cron
 from __future__ import annotations
 
 import json
+import os
 import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -26,6 +27,7 @@ from migrate_cron.config import (
 if TYPE_CHECKING:
     from rich.console import Console
 
+    from migrate_cron.registry import JobSpec
     from migrate_cron.store import Store
 
 DatabaseUrl = Annotated[
@@ -102,3 +104,38 @@ def _json_default(value: Any) -> Any:
 def info(message: str) -> None:
     """A human message on stderr."""
     stderr_console().print(message, highlight=False)
+
+
+OptionalRegistry = Annotated[
+    str | None,
+    typer.Option(
+        "--registry",
+        "-r",
+        envvar=REGISTRY_ENV,
+        help=f"The job registry (schedules, next slots). Default: {DEFAULT_REGISTRY} if present.",
+        show_default=False,
+    ),
+]
+
+
+def optional_registry(path: str | None) -> list[JobSpec]:
+    """The registry's jobs; an absent default file means "no registry", an absent explicit
+    one is an error."""
+    from migrate_cron.registry import load_registry
+
+    if path is None:
+        if not os.path.exists(DEFAULT_REGISTRY):
+            return []
+        path = DEFAULT_REGISTRY
+    return list(load_registry(path))
+
+
+def reflow(doc: str | None) -> str | None:
+    """A docstring as --help text: paragraphs kept, the line breaks inside them dropped (rich
+    would otherwise keep each source line break in the terminal)."""
+    import inspect
+
+    if not doc:
+        return doc
+    paragraphs = inspect.cleandoc(doc).split("\n\n")
+    return "\n\n".join(" ".join(p.split()) for p in paragraphs)

@@ -9,7 +9,8 @@ from typing import Annotated
 
 import typer
 
-from migrate_cron.cli.common import JsonFlag, TablePrefix, info, print_json
+from migrate_cron.cli.common import JsonFlag, TablePrefix, info, print_json, reflow
+from migrate_cron.config import DEFAULT_REGISTRY
 
 generate_app = typer.Typer(
     help=(
@@ -173,7 +174,108 @@ def _write(
         )
 
 
-# `generate registry` lives with the other migration commands (migrate_cron/cli/migrate.py).
-from migrate_cron.cli.migrate import generate_registry  # noqa: E402
+def generate_registry(
+    crontabs: Annotated[
+        list[Path],
+        typer.Argument(help="Crontab files (user or system format).", show_default=False),
+    ],
+    output: Annotated[
+        Path,
+        typer.Option("--output", "-o", envvar="MIGRATE_CRON_REGISTRY", help="The registry file."),
+    ] = Path(DEFAULT_REGISTRY),
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="Take lines edited since the last run (names are kept)."),
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show the registry diff; write nothing.")
+    ] = False,
+    tz: Annotated[
+        str | None,
+        typer.Option(
+            "--tz",
+            help="Timezone cron runs in for files without CRON_TZ (default: this host's).",
+            metavar="ZONE",
+        ),
+    ] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """One registry entry per crontab line, merged into migrate-cron.toml.
 
+    Each entry gets a readable unique name (kept on every re-run), the schedule, timezone,
+    command, shell, env lines, %-stdin, a suggested missed-run policy, mode = "cron" and the
+    line itself (for rollback). Existing entries are never overwritten without --force, and
+    names never change. Exit 1 when lines changed since the last run (re-run with --force).
+    """
+    import difflib
+    import sys
+
+    from migrate_cron.migration.generation import generate_registry as generate
+    from migrate_cron.migration.registry_writer import CHANGED, GONE, NEW, UPDATED
+
+    if tz is not None:
+        from migrate_cron.crontab.timezone import check_zone
+
+        check_zone(tz)
+    result = generate(crontabs, output, force=force, dry_run=dry_run, timezone=tz)
+    if as_json:
+        from dataclasses import asdict
+
+        from migrate_cron.cli.common import print_json
+
+        print_json(
+            {
+                "registry": result.registry,
+                "written": result.written,
+                "jobs": [asdict(a) for a in result.actions],
+                "skipped": [asdict(s) for s in result.skipped],
+            }
+        )
+    elif dry_run:
+        sys.stdout.writelines(
+            difflib.unified_diff(
+                result.before.splitlines(keepends=True),
+                result.after.splitlines(keepends=True),
+                f"{output} (before)",
+                f"{output} (after)",
+            )
+        )
+    else:
+        typer.echo(str(output))
+    colors = {NEW: "green", CHANGED: "red", UPDATED: "yellow", GONE: "yellow"}
+    for a in result.actions:
+        color = colors.get(a.status)
+        status = f"[{color}]{a.status:8}[/{color}]" if color else f"{a.status:8}"
+        info(f"{status} {a.name:24} {a.file}:{a.line}" + (f"  {a.detail}" if a.detail else ""))
+        if a.status in (CHANGED, UPDATED):
+            info(f"           registry: {a.old_text}\n           file:     {a.new_text}")
+    for s in result.skipped:
+        info(f"skipped  {s.file}:{s.line}  {s.reason}")
+    counts = {k: sum(1 for a in result.actions if a.status == k) for k in (NEW, CHANGED)}
+    if dry_run:
+        info("dry run: nothing written")
+    elif result.written:
+        info(
+            f"wrote {output}: {counts[NEW]} new job(s); check the names and policies, then "
+            "`migrate-cron plan` and `migrate-cron migrate NAME`"
+        )
+    else:
+        info(f"{output} is up to date")
+    rejected = [s for s in result.skipped if s.reason.startswith("cron rejects")]
+    if rejected and not result.conflicts:
+        info(
+            f"[red]{len(rejected)} line(s) are not valid crontab syntax and were not taken[/red]: "
+            "fix them (see `migrate-cron analyze`) and re-run"
+        )
+        raise typer.Exit(1)
+    if result.conflicts:
+        info(
+            f"[red]{len(result.conflicts)} line(s) changed since the registry was generated "
+            "and were left as they were[/red]: check them, then re-run with --force to take "
+            "the new lines (names are kept)"
+        )
+        raise typer.Exit(1)
+
+
+generate_registry.__doc__ = reflow(generate_registry.__doc__)
 generate_app.command("registry")(generate_registry)

@@ -42,17 +42,30 @@ def _root(
         os.environ["MIGRATE_CRON_DEBUG"] = "1"
 
 
+#: Every command module, in the order of the journey (analyze → plan → generate → migrate →
+#: run → operate). Each module's ``register(app)`` adds only its own commands; the heavy
+#: imports inside them stay lazy, so ``migrate-cron enqueue`` from cron starts fast.
+COMMAND_MODULES = (
+    "analyze",  # analyze, explain
+    "plan",
+    "generate",  # generate registry, generate migration
+    "db",
+    "migrate",  # migrate, rollback, verify, migrations
+    "enqueue",
+    "worker",
+    "scheduler",  # scheduler, simulate
+    "status",
+    "jobs",
+    "cleanup",
+    "metrics",
+)
+
+
 def _register() -> None:
-    """Each command module adds its commands; imports inside them stay lazy."""
-    # One line per command module, each with ``register(app)``.
-    __import__("migrate_cron.cli.status", fromlist=["register"]).register(app)  # +jobs, cleanup…
-    __import__("migrate_cron.cli.generate", fromlist=["register"]).register(app)
-    __import__("migrate_cron.cli.worker", fromlist=["register"]).register(app)
-    __import__("migrate_cron.cli.db", fromlist=["register"]).register(app)
-    __import__("migrate_cron.cli.enqueue", fromlist=["register"]).register(app)
-    __import__("migrate_cron.cli.scheduler", fromlist=["register"]).register(app)  # +simulate
-    __import__("migrate_cron.cli.analyze", fromlist=["register"]).register(app)  # +explain
-    __import__("migrate_cron.cli.migrate", fromlist=["register"]).register(app)  # +plan, rollback…
+    import importlib
+
+    for name in COMMAND_MODULES:
+        importlib.import_module(f"migrate_cron.cli.{name}").register(app)
 
 
 _register()

@@ -7,8 +7,7 @@ from typing import Annotated
 
 import typer
 
-from migrate_cron.cli.common import DatabaseUrl, TablePrefix
-from migrate_cron.cli.status import OptionalRegistry
+from migrate_cron.cli.common import DatabaseUrl, OptionalRegistry, TablePrefix
 from migrate_cron.config import DEFAULT_DATABASE_URL
 
 
@@ -41,8 +40,7 @@ def metrics(
 
     from prometheus_client import start_http_server
 
-    from migrate_cron.cli.common import open_store
-    from migrate_cron.cli.status import optional_registry
+    from migrate_cron.cli.common import open_store, optional_registry
     from migrate_cron.errors import MigrateCronError, UsageError
     from migrate_cron.metrics import metrics_registry
     from migrate_cron.ops.durations import parse_duration

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from migrate_cron.cli.common import JsonFlag
+from migrate_cron.cli.common import JsonFlag, reflow
 from migrate_cron.config import DEFAULT_REGISTRY, REGISTRY_ENV
 
 if TYPE_CHECKING:
@@ -60,7 +60,9 @@ def plan(
     if as_json and markdown:
         raise UsageError("choose one of --json and --markdown")
     if tz is not None:
-        _check_zone(tz)
+        from migrate_cron.crontab.timezone import check_zone
+
+        check_zone(tz)
     rows = _with_registry_names(plan_rows(analyze_files(crontabs, default_tz=tz)), registry)
     if as_json:
         from migrate_cron.cli.common import print_json
@@ -157,27 +159,8 @@ def _with_registry_names(rows: list[PlanRow], registry: str | None) -> list[Plan
     ]
 
 
-def _check_zone(name: str) -> None:
-    from zoneinfo import ZoneInfo
-
-    from migrate_cron.errors import UsageError
-
-    try:
-        ZoneInfo(name)
-    except Exception:
-        raise UsageError(
-            f'unknown timezone "{name}" (use an IANA name such as Europe/Berlin)'
-        ) from None
-
-
 def _md(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def _reflow_help() -> None:
-    from migrate_cron.cli.migrate import reflow
-
-    plan.__doc__ = reflow(plan.__doc__)
-
-
-_reflow_help()
+plan.__doc__ = reflow(plan.__doc__)

@@ -211,10 +211,11 @@ def simulate(
     """See ``SIMULATE_HELP``."""
     from datetime import UTC, datetime, timedelta
 
+    from migrate_cron.crontab.timezone import check_zone
     from migrate_cron.errors import UsageError
     from migrate_cron.scheduler.simulate import simulate as run_simulation
 
-    _check_zone(tz)
+    check_zone(tz)
     selected = _scheduled_jobs(_registry(registry), jobs or [], include_all)
     if not selected:
         raise UsageError(
@@ -360,17 +361,6 @@ def _downtime(text: str, tz: str) -> Downtime:
         return Downtime(_iso(first, "--down", tz), _iso(second, "--down", tz))
     except ValueError as exc:
         raise UsageError(f"--down {text!r}: {exc}") from None
-
-
-def _check_zone(tz: str) -> None:
-    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-    from migrate_cron.errors import UsageError
-
-    try:
-        ZoneInfo(tz)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise UsageError(f"--tz {tz!r}: unknown time zone (use an IANA name)") from None
 
 
 def _summary(runs: Sequence[SimulatedRun], names: Sequence[str]) -> dict[str, dict[str, int]]:

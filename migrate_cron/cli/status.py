@@ -3,7 +3,6 @@ Nagios/Kubernetes-probe style ``--check``."""
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from datetime import datetime, timedelta
@@ -11,8 +10,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from migrate_cron.cli.common import DatabaseUrl, JsonFlag, TablePrefix
-from migrate_cron.config import DEFAULT_DATABASE_URL, DEFAULT_REGISTRY, REGISTRY_ENV
+from migrate_cron.cli.common import (
+    DatabaseUrl,
+    JsonFlag,
+    OptionalRegistry,
+    TablePrefix,
+    optional_registry,
+)
+from migrate_cron.config import DEFAULT_DATABASE_URL
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -21,29 +26,13 @@ if TYPE_CHECKING:
     from migrate_cron.registry import JobSpec
     from migrate_cron.store import Store
 
-OptionalRegistry = Annotated[
-    str | None,
-    typer.Option(
-        "--registry",
-        "-r",
-        envvar=REGISTRY_ENV,
-        help=f"The job registry (schedules, next slots). Default: {DEFAULT_REGISTRY} if present.",
-        show_default=False,
-    ),
-]
 Since = Annotated[
     str, typer.Option("--since", help="Window for done counts and durations (e.g. 1h, 24h, 7d).")
 ]
 
 
 def register(app: typer.Typer) -> None:
-    """The operating commands: status, jobs, cleanup, metrics (one entry in ``main.py``)."""
-    from migrate_cron.cli import cleanup, jobs, metrics
-
     app.command("status")(status)
-    jobs.register(app)
-    cleanup.register(app)
-    metrics.register(app)
 
 
 def status(
@@ -115,18 +104,6 @@ def status(
                 _console().print(render(report))
     finally:
         store.dispose()
-
-
-def optional_registry(path: str | None) -> list[JobSpec]:
-    """The registry's jobs; an absent default file means "no registry", an absent explicit
-    one is an error."""
-    from migrate_cron.registry import load_registry
-
-    if path is None:
-        if not os.path.exists(DEFAULT_REGISTRY):
-            return []
-        path = DEFAULT_REGISTRY
-    return list(load_registry(path))
 
 
 def _report(store: Store, window: float, specs: list[JobSpec]) -> StatusReport:

@@ -137,10 +137,54 @@ def _load(name: str) -> tzinfo:
     try:
         return ZoneInfo(name)
     except (ValueError, KeyError, OSError) as exc:
-        raise ScheduleError(
-            f'unknown timezone "{name}" (use an IANA name such as Europe/Berlin or UTC)',
-            field="timezone",
-        ) from exc
+        raise ScheduleError(unknown_zone_message(name), field="timezone") from exc
+
+
+def unknown_zone_message(name: str) -> str:
+    """The one message for a zone name that is not an IANA zone, wherever it was given."""
+    return f'unknown timezone "{name}" (use an IANA name such as Europe/Berlin or UTC)'
+
+
+def zone_exists(name: str) -> bool:
+    if not name:
+        return False
+    try:
+        ZoneInfo(name)
+    except (ValueError, KeyError, OSError):
+        return False
+    return True
+
+
+def check_zone(name: str) -> str:
+    """``name`` if it is an IANA zone; else a usage error with the one message."""
+    if not zone_exists(name):
+        from migrate_cron.errors import UsageError
+
+        raise UsageError(unknown_zone_message(name))
+    return name
+
+
+#: Names of UTC that hosts write in /etc/timezone or the /etc/localtime link.
+_UTC_ALIASES = frozenset({"Etc/UTC", "Etc/Universal", "Etc/Zulu", "UCT", "Universal", "Zulu"})
+
+
+def host_timezone() -> str:
+    """The IANA name of the zone cron runs in on this host, or ``UTC`` when it cannot be told.
+
+    tzlocal reads it the way the host's own tools do ($TZ, /etc/timezone, the /etc/localtime
+    link, …). Aliases of UTC are reported as ``UTC``, so reports and registries written on two
+    hosts with different spellings of UTC agree.
+    """
+    import tzlocal
+
+    try:
+        name = tzlocal.get_localzone_name() or "UTC"
+    except Exception:  # tzlocal raises for a $TZ or config it cannot map to a zone name
+        return "UTC"
+    name = name.lstrip(":")
+    if name in _UTC_ALIASES:
+        return "UTC"
+    return name if zone_exists(name) else "UTC"
 
 
 @lru_cache(maxsize=1024)

@@ -10,8 +10,6 @@ commands are skipped, each with a reason.
 
 from __future__ import annotations
 
-import contextlib
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,47 +40,6 @@ class Advice:
     name: str = "job"
     policy: str = "skip"
     note: str = ""
-
-
-def read_crontab(path: Path, data: bytes | None = None) -> CrontabFile:
-    """Parse a crontab file (or ``data`` as if it were that file) with the project's parser."""
-    from migrate_cron.crontab.parser import parse_crontab
-    from migrate_cron.errors import UsageError
-
-    if data is None:
-        try:
-            data = path.read_bytes()
-        except FileNotFoundError:
-            raise UsageError(f"{path}: no such crontab file") from None
-        except OSError as exc:
-            raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    return parse_crontab(data, str(path))
-
-
-def host_timezone() -> str:
-    """The IANA name of the zone cron runs in on this host (``TZ``, /etc/timezone,
-    /etc/localtime), or ``UTC`` when it cannot be told."""
-    from zoneinfo import ZoneInfo
-
-    candidates: list[str] = []
-    tz = os.environ.get("TZ", "").lstrip(":")
-    if tz:
-        candidates.append(tz)
-    with contextlib.suppress(OSError):
-        candidates.append(Path("/etc/timezone").read_text().strip())
-    try:
-        target = os.path.realpath("/etc/localtime")
-        if "zoneinfo/" in target:
-            candidates.append(target.split("zoneinfo/", 1)[1])
-    except OSError:
-        pass
-    for name in candidates:
-        try:
-            ZoneInfo(name)
-        except Exception:
-            continue
-        return "UTC" if name in ("Etc/UTC", "Etc/Universal", "UCT", "Zulu") else name
-    return "UTC"
 
 
 def proposed_jobs(
@@ -183,6 +140,7 @@ def generate_registry(
     timezone: str | None = None,
 ) -> GenerateResult:
     """Analyze ``paths`` and merge one entry per job line into the registry at ``output``."""
+    from migrate_cron.crontab.timezone import host_timezone
     from migrate_cron.migration.crontab_file import atomic_write
     from migrate_cron.migration.planning import STEPS, analyze_files
     from migrate_cron.migration.registry_writer import merge

@@ -84,7 +84,8 @@ def analyze_files(
     from datetime import UTC
 
     from migrate_cron.analysis.report import analyze
-    from migrate_cron.migration.generation import host_timezone, read_crontab
+    from migrate_cron.crontab.sources import load_crontab as read_crontab
+    from migrate_cron.crontab.timezone import host_timezone
 
     files = [read_crontab(Path(p)) for p in paths]
     return analyze(files, now=now or datetime.now(UTC), default_tz=default_tz or host_timezone())

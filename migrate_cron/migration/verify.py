@@ -76,7 +76,8 @@ def verify_job(
     host_zone: str | None = None,
 ) -> VerifyReport:
     """Run the three checks; ``history(since)`` reads the queue (may raise)."""
-    from migrate_cron.migration.generation import host_timezone, read_crontab
+    from migrate_cron.crontab.sources import load_crontab as read_crontab
+    from migrate_cron.crontab.timezone import host_timezone
 
     read = read or read_crontab
     zone = host_zone or host_timezone()

@@ -60,6 +60,7 @@ def open_store(
     """Open a Store for ``url``. Nothing connects until the first operation."""
     from migrate_cron.config import validate_prefix
     from migrate_cron.store.engine import dialect_family, make_engine
+
     engine = make_engine(url, **engine_kwargs)
     family = dialect_family(engine.dialect.name)
     prefix = validate_prefix(prefix)

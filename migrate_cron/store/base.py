@@ -201,7 +201,12 @@ class StoreBase:
 
 
 def aware(value: Any) -> datetime:
-    """A timestamp read back from the database as an aware UTC datetime."""
-    if isinstance(value, str):
-        value = datetime.fromisoformat(value)
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
+    """A timestamp read back from the database (a datetime, or text from a SQL function on
+    SQLite) as an aware UTC datetime."""
+    stamp: datetime = datetime.fromisoformat(value) if isinstance(value, str) else value
+    return stamp.replace(tzinfo=UTC) if stamp.tzinfo is None else stamp.astimezone(UTC)
+
+
+def aware_or_none(value: Any) -> datetime | None:
+    """``aware``, passing NULL through."""
+    return None if value is None else aware(value)

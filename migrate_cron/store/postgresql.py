@@ -73,7 +73,7 @@ class PostgresStore(Store):
         return func.now(type_=UTCDateTime())
 
     def _server_after(self, seconds: float) -> ColumnElement[datetime]:
-        return (func.now() + literal(timedelta(seconds=seconds))).cast(UTCDateTime())  # type: ignore[return-value]
+        return (func.now() + literal(timedelta(seconds=seconds))).cast(UTCDateTime())
 
     def seconds_between(self, start: Any, end: Any) -> ColumnElement[Any]:
         return cast(func.extract("epoch", end - start), Float)

@@ -44,7 +44,7 @@ MYSQL_NAMES = ("mysql", "mariadb")
 TIMESTAMP_TYPE = (
     DateTime(timezone=True)
     .with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb")
-    .with_variant(mssql.DATETIME2(precision=6), "mssql")
+    .with_variant(mssql.DATETIME2(precision=6), "mssql")  # type: ignore[no-untyped-call]
 )
 PAYLOAD_TYPE = JSON().with_variant(postgresql.JSONB(), "postgresql")
 ID_TYPE = BigInteger().with_variant(Integer(), "sqlite")
@@ -55,7 +55,7 @@ def key_string(length: int) -> String:
     trailing-space-insensitive collation, under which ``ref="User-42"`` would dedupe into
     ``"user-42"`` and jobs ``Backup`` and ``backup`` would share one slot. MariaDB has a
     binary NO PAD collation; MySQL 8's ``utf8mb4_bin`` still ignores trailing spaces."""
-    return (  # type: ignore[return-value]
+    return (
         String(length)
         .with_variant(
             mysql.VARCHAR(length, charset="utf8mb4", collation="utf8mb4_nopad_bin"), "mariadb"
@@ -87,11 +87,12 @@ class UTCDateTime(TypeDecorator[datetime]):
     def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
         if value is None:
             return None
-        if isinstance(value, str):  # SQLite values written by SQL functions
-            value = datetime.fromisoformat(value)
-        if value.tzinfo is None:
-            return value.replace(tzinfo=UTC)
-        return value.astimezone(UTC)
+        stamp: datetime = (  # SQLite values written by SQL functions come back as text
+            datetime.fromisoformat(value) if isinstance(value, str) else value
+        )
+        if stamp.tzinfo is None:
+            return stamp.replace(tzinfo=UTC)
+        return stamp.astimezone(UTC)
 
 
 @dataclass(frozen=True)

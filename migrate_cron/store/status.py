@@ -25,7 +25,7 @@ the table:
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
@@ -40,7 +40,7 @@ from sqlalchemy import (
     select,
 )
 
-from migrate_cron.store.base import StoreBase
+from migrate_cron.store.base import StoreBase, aware_or_none
 from migrate_cron.store.models import JobState, KindStatus, QueueStatus, SlotStatus
 from migrate_cron.store.schema import UTCDateTime
 
@@ -214,7 +214,7 @@ class StatusQueries:
             if r.state == JobState.OPEN:
                 entry["ready"] = int(r.ready or 0)
                 entry["scheduled"] = n - int(r.ready or 0)
-                entry["oldest_ready_at"] = _utc(r.oldest_ready)
+                entry["oldest_ready_at"] = aware_or_none(r.oldest_ready)
             else:
                 entry[r.state] = n
 
@@ -246,23 +246,27 @@ class StatusQueries:
     def _read_last(self, conn: Connection, kinds: dict[str, dict[str, Any]]) -> None:
         for r in conn.execute(self.last_sql()):
             entry = kinds.setdefault(r.kind, {})
-            entry["last_success" if r.state == JobState.DONE else "last_failure"] = _utc(r.last)
+            entry["last_success" if r.state == JobState.DONE else "last_failure"] = aware_or_none(
+                r.last
+            )
 
     def _read_slots(self, conn: Connection) -> Iterable[SlotStatus]:
-        newest = [(r.job_name, _utc(r.slot)) for r in conn.execute(self.newest_slots_sql())]
+        newest = [
+            (r.job_name, aware_or_none(r.slot)) for r in conn.execute(self.newest_slots_sql())
+        ]
         newest = [(name, slot) for name, slot in newest if slot is not None]
         if not newest:
             return []
         return [
             SlotStatus(
                 job_name=r.job_name,
-                slot=_utc(r.scheduled_for),  # type: ignore[arg-type]
+                slot=aware_or_none(r.scheduled_for),  # type: ignore[arg-type]
                 outcome=r.outcome,
-                enqueued_at=_utc(r.enqueued_at),  # type: ignore[arg-type]
+                enqueued_at=aware_or_none(r.enqueued_at),  # type: ignore[arg-type]
                 job_id=int(r.job_id) if r.job_id is not None else None,
                 job_state=r.job_state,
-                started_at=_utc(r.started_at),
-                finished_at=_utc(r.finished_at),
+                started_at=aware_or_none(r.started_at),
+                finished_at=aware_or_none(r.finished_at),
             )
             for r in conn.execute(self.slots_sql(newest))  # type: ignore[arg-type]
         ]
@@ -305,14 +309,6 @@ def interpolate(ranks: dict[int, float], n: int, p: float) -> float | None:
 
 def _float(value: Any) -> float | None:
     return None if value is None else float(value)
-
-
-def _utc(value: Any) -> datetime | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        value = datetime.fromisoformat(value)
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 class StatusOps(StoreBase):

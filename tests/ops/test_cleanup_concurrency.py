@@ -74,13 +74,22 @@ def test_cleanup_deletes_in_chunks_while_a_worker_keeps_claiming(
     claimer = Claimer(open_store(db_url, prefix=table_prefix))
     claimer.start()
     progress: list[tuple[str, int, int]] = []
+
+    def on_progress(what: str, n: int) -> None:
+        progress.append((what, n, claimer.done))
+        if what == "done" and n == BATCH:
+            # Between two chunks the cleanup holds no lock: the claimer finishes another job
+            # before the next chunk starts (waiting for it here, not hoping for it by timing).
+            seen = claimer.done
+            _wait_for(lambda: claimer.done > seen or claimer.errors, 30)
+
     try:
         _wait_for(lambda: claimer.done > 0 or claimer.errors)
         result = store.cleanup(
             done_older_than=7 * 86400,
             failed_older_than=90 * 86400,
             batch=BATCH,
-            on_progress=lambda what, n: progress.append((what, n, claimer.done)),
+            on_progress=on_progress,
         )
     finally:
         claimer.stop.set()
@@ -92,7 +101,7 @@ def test_cleanup_deletes_in_chunks_while_a_worker_keeps_claiming(
     assert result.scheduled_runs == 3 * 49
     done_chunks = [p for p in progress if p[0] == "done"]
     assert [n for _, n, _ in done_chunks] == list(range(BATCH, ROWS + 1, BATCH))
-    # The claimer kept finishing jobs between the first and the last chunk of the cleanup.
+    # The claimer finished jobs while the cleanup was between chunks (waited for above).
     assert done_chunks[-1][2] > done_chunks[0][2]
     job = store.tables.job
     with store.engine.connect() as conn:

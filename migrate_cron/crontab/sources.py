@@ -1,0 +1,23 @@
+"""Reading crontab files from disk for the commands (usage errors, not tracebacks, when a file
+cannot be read)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from migrate_cron.crontab.entry import CrontabFile
+from migrate_cron.crontab.parser import parse_crontab
+from migrate_cron.errors import UsageError
+
+
+def load_crontab(path: Path, data: bytes | None = None) -> CrontabFile:
+    """Parse a crontab file (or ``data`` as if it were that file); a missing or unreadable
+    file is a usage error naming it."""
+    if data is None:
+        try:
+            data = path.read_bytes()
+        except FileNotFoundError:
+            raise UsageError(f"{path}: no such crontab file") from None
+        except OSError as exc:
+            raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    return parse_crontab(data, str(path))
