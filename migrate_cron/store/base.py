@@ -200,6 +200,35 @@ class StoreBase:
         return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
+def storable(text: str | None) -> str | None:
+    """Text that every backend can store, whatever a job printed or raised.
+
+    PostgreSQL rejects NUL in text; a lone surrogate (what ``os.fsdecode`` makes of a non-UTF-8
+    file name) cannot be encoded as UTF-8 by any driver. NUL becomes U+FFFD and a lone
+    surrogate its ``\\udcXX`` escape, so one job's bytes can never make a batch of outcomes
+    unwritable (docs/reliability.md, "poison outputs").
+    """
+    if text is None:
+        return None
+    if "\x00" in text:
+        text = text.replace("\x00", "\ufffd")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def describe_error(exc: BaseException) -> str:
+    """A one-line description of a database error for logs: the driver's own first line,
+    never the statement's parameters (they may hold job output or payloads)."""
+    orig = getattr(exc, "orig", None) or exc
+    first = str(orig).strip().splitlines()[0] if str(orig).strip() else ""
+    if "[parameters:" in first:
+        first = first.split("[parameters:", 1)[0].strip()
+    return f"{type(orig).__name__}: {mask_url(first)[:300]}" if first else type(orig).__name__
+
+
 def aware(value: Any) -> datetime:
     """A timestamp read back from the database (a datetime, or text from a SQL function on
     SQLite) as an aware UTC datetime."""

@@ -40,6 +40,7 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
     if backend in ("mysql", "mariadb"):
         kwargs.setdefault("isolation_level", "READ COMMITTED")
         kwargs.setdefault("pool_recycle", 3600)
+    kwargs.setdefault("hide_parameters", True)  # errors and logs never show job data
     kwargs.setdefault("pool_size", 5)
     kwargs.setdefault("max_overflow", 10)
     try:
@@ -51,6 +52,7 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
 
 
 def _sqlite_engine(url: str, **kwargs: Any) -> Engine:
+    kwargs.setdefault("hide_parameters", True)
     kwargs.setdefault("connect_args", {"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000})
     engine = create_engine(url, **kwargs)
 

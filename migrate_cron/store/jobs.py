@@ -22,7 +22,7 @@ from sqlalchemy import (
     update,
 )
 
-from migrate_cron.store.base import DEFAULT_MAX_ATTEMPTS, StoreBase
+from migrate_cron.store.base import DEFAULT_MAX_ATTEMPTS, StoreBase, storable
 from migrate_cron.store.models import (
     EnqueueResult,
     Job,
@@ -224,7 +224,7 @@ class JobOps(StoreBase):
                             job.c.locked_by == worker_id,
                             job.c.state == JobState.DONE,
                         )
-                        .values(output=output)
+                        .values(output=storable(output))
                     )
             return int(res.rowcount)
 
@@ -251,8 +251,8 @@ class JobOps(StoreBase):
                     run_at=case((spent, job.c.run_at), else_=self.after_sql(retry_in)),
                     finished_at=case((spent, self.now_sql()), else_=None),
                     locked_until=None,
-                    last_error=error,
-                    output=output,
+                    last_error=storable(error),
+                    output=storable(output),
                 )
             )
             if res.rowcount != 1:

@@ -14,6 +14,12 @@ write is fenced on ``locked_by = this worker AND state = 'running'``.
 
 A database outage keeps the outcomes here and retries with a capped backoff; retrying a batch
 is safe because every write is fenced (a repeated ``complete`` matches no row).
+
+A batch that fails for any other reason (a value the database refuses) is written again one
+outcome at a time, so one bad outcome never costs the others theirs: only the outcome that
+still cannot be written is recorded as a terminal failure naming why (its output left out),
+and if even that fails, only its lease is left to expire. Log lines name the error, never the
+job's output or a statement's parameters.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import time
 from collections import deque
 
 from migrate_cron.store import Store
+from migrate_cron.store.base import describe_error
 from migrate_cron.worker.ledger import Ledger
 from migrate_cron.worker.log import WorkerLog
 from migrate_cron.worker.outage import OUTAGE_ERRORS, Outage
@@ -91,9 +98,8 @@ class Finisher(threading.Thread):
                 return
 
     def _flush_retrying(self, items: list[tuple[int, Outcome]]) -> None:
-        """Write a batch; wait out outages. A batch that fails for another reason (a bug, bad
-        data) is tried three times, then dropped: its leases expire and the jobs run again."""
-        errors = 0
+        """Write a batch; wait out outages. A batch that fails for another reason is written
+        one outcome at a time (``_flush_each``)."""
         while True:
             try:
                 self._flush(items)
@@ -102,12 +108,15 @@ class Finisher(threading.Thread):
             except OUTAGE_ERRORS as exc:
                 wait = self._outage.failed(exc)
             except Exception as exc:
-                errors += 1
-                self._log.event("error", f"recording job outcomes: {type(exc).__name__}: {exc}")
-                if errors >= 3:
-                    self._drop(items)
+                self._log.event(
+                    "error",
+                    f"recording {len(items)} job outcome(s): {describe_error(exc)}; "
+                    "writing them one by one",
+                )
+                outage = self._flush_each(items)
+                if outage is None:
                     return
-                wait = 1.0
+                wait = self._outage.failed(outage)
             if self._give_up_at is None:
                 self._wake.wait(wait)
                 continue
@@ -116,6 +125,38 @@ class Finisher(threading.Thread):
                 self._drop(items)
                 return
             time.sleep(min(wait, remaining))
+
+    def _flush_each(self, items: list[tuple[int, Outcome]]) -> BaseException | None:
+        """Write outcomes one at a time; returns the outage that interrupted it, if any (the
+        batch is then retried whole, which is safe: every write is fenced)."""
+        for item in items:
+            try:
+                self._flush([item])
+                continue
+            except OUTAGE_ERRORS as exc:
+                return exc
+            except Exception as exc:
+                reason = describe_error(exc)
+            job_id, outcome = item
+            self._log.event(
+                "unstorable",
+                f"job {job_id}: its {outcome.status} outcome could not be stored ({reason})",
+                job=job_id,
+            )
+            try:
+                self._store.fail(
+                    self._worker_id,
+                    job_id,
+                    f"the run's outcome ({outcome.status}) could not be stored: {reason}",
+                    terminal=True,
+                )
+                self._ledger.settle([job_id])
+            except OUTAGE_ERRORS as exc:
+                return exc
+            except Exception as exc:
+                self._log.event("error", f"job {job_id}: {describe_error(exc)}", job=job_id)
+                self._drop([item])
+        return None
 
     def _drop(self, items: list[tuple[int, Outcome]]) -> None:
         self.unwritten += len(items)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from sqlalchemy import exc as sa_exc
 
 from migrate_cron.errors import DatabaseUnavailable, SchemaMissing
+from migrate_cron.store.base import describe_error
 from migrate_cron.worker.log import WorkerLog
 
 # What a restart, failover or network cut looks like from here. psycopg's own errors come from
@@ -36,13 +37,18 @@ class Outage:
         self._cap = max(low, cap)
         self._next = low
         self._down = False
+        self._logged_wait = 0.0
 
     def failed(self, exc: BaseException) -> float:
         """Log the failure; returns how long to wait before the next try."""
         wait = self._next
         self._next = min(self._cap, self._next * 2)
-        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        self._log.event("db-unavailable", f"{self._what}: {text}; retrying in {wait:.1f}s")
+        if not self._down or wait > self._logged_wait:
+            # One line when the outage starts and one per backoff step, not one per retry.
+            self._log.event(
+                "db-unavailable", f"{self._what}: {describe_error(exc)}; retrying in {wait:.1f}s"
+            )
+            self._logged_wait = wait
         self._down = True
         return wait
 
@@ -50,4 +56,5 @@ class Outage:
         if self._down:
             self._log.event("db-available", f"{self._what}: the database answers again")
             self._down = False
+            self._logged_wait = 0.0
         self._next = self._low
