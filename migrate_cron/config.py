@@ -29,7 +29,11 @@ _DRIVER_DEFAULTS = {
 _PASSWORD_RE = re.compile(
     r"(?P<head>[a-zA-Z][a-zA-Z0-9+.\-]*://[^:/@\s]*:)(?P<pw>\S*)(?P<at>@)(?=[^@\s]*(?:\s|$))"
 )
-_QUERY_PASSWORD_RE = re.compile(r"(?P<head>[?&](?:password|passwd|pwd)=)(?P<pw>[^&\s]*)", re.I)
+_QUERY_PASSWORD_RE = re.compile(
+    r"(?P<head>(?:[?&][A-Za-z_]*(?:password|passwd|pwd|secret|token)|"
+    r"(?:password|passwd|pwd)%3D|(?:%20|[ +])(?:password|passwd|pwd)=)=?)(?P<pw>[^&\s%]*)",
+    re.I,
+)
 
 
 @dataclass(frozen=True)
@@ -74,3 +78,41 @@ def validate_prefix(prefix: str) -> str:
             f"table prefix {prefix!r} is not a valid identifier (letters, digits, underscore)"
         )
     return prefix
+
+
+#: Query parameters that name a file or a setting, not a secret, although their names look so.
+_NOT_SECRET_PARAMS = frozenset({"passfile", "sslkey", "sslcert", "sslrootcert", "sslcrl"})
+_SECRET_NAME_RE = re.compile(r"(?i)(pass|pwd|secret|token|api_?key|credential)")
+_SECRET_ASSIGNMENT_RE = re.compile(r"(?i)(pass(word|wd)?|pwd|secret|token)\s*=")
+
+
+def url_secret(url: str) -> str | None:
+    """Where ``url`` carries a secret, in words (None if it carries none).
+
+    Checked wherever a URL would be *written* (a crontab line, the registry): a password after
+    the user name, any query parameter whose name says password/secret/token (``password=``,
+    ``sslpassword=``, ``passwd=``, ``PGPASSWORD=`` …, in any case), or such an assignment
+    hidden inside another parameter (``options=-c password=…``), percent-encoded or not.
+    """
+    from urllib.parse import parse_qsl, unquote, urlsplit
+
+    text = normalize_url(url)
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        parts = None
+    if parts is not None and parts.password:
+        return "a password after the user name"
+    if parts is not None and parts.netloc and "@" in parts.netloc:
+        userinfo = parts.netloc.rsplit("@", 1)[0]
+        if ":" in unquote(userinfo):
+            return "a password after the user name"
+    query = parts.query if parts is not None else text.partition("?")[2]
+    for key, value in parse_qsl(query, keep_blank_values=True):
+        name = key.strip().lower()
+        if name not in _NOT_SECRET_PARAMS and _SECRET_NAME_RE.search(name):
+            return f"a {key!r} parameter"
+        if _SECRET_ASSIGNMENT_RE.search(unquote(value)):
+            return f"a password inside the {key!r} parameter"
+    return None
+

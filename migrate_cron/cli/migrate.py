@@ -274,16 +274,18 @@ def _cron_url(url: str) -> str:
     in HOME) and never a password (a crontab is readable by more people than a secret is)."""
     from sqlalchemy.engine import make_url
 
-    from migrate_cron.config import normalize_url
+    from migrate_cron.config import mask_url, normalize_url, url_secret
     from migrate_cron.errors import UsageError
 
     try:
         parsed = make_url(normalize_url(url))
     except Exception:
-        raise UsageError(f"--database-url: not a database URL: {url!r}") from None
-    if parsed.password:
+        raise UsageError(f"--database-url: not a database URL: {mask_url(url)!r}") from None
+    secret = url_secret(url)
+    if parsed.password or secret:
         raise UsageError(
-            "the crontab line would contain the database password. Use a URL without one "
+            f"the crontab line would contain a database secret ({secret or 'a password'}). "
+            "Use a URL without one "
             "(PostgreSQL reads ~/.pgpass of the crontab's user; MySQL/MariaDB: add "
             "?read_default_file=/home/USER/.my.cnf), or pass --url-from-env and set "
             "MIGRATE_CRON_DATABASE_URL for cron yourself"

@@ -218,3 +218,36 @@ def test_migrations_without_a_database_still_lists_jobs(
     assert rows["sync-payments"]["mode"] == "scheduler" and rows["backup"]["mode"] == "cron"
     assert "no queue numbers" in proc.stderr
     assert (tmp_path / "c").read_text().startswith("#[migrate-cron scheduler sync-payments] */5")
+
+
+SECRET_URLS = [
+    "postgresql://app:S3cret@db/app",
+    "postgresql://app:p%40S3cret@db/app",
+    "postgresql://app@db/app?password=S3cret",
+    "postgresql://app@db/app?PASSWORD=S3cret",
+    "postgresql://app@db/app?application_name=x&password=S3cret",
+    "postgresql+psycopg://app@db/app?sslpassword=S3cret",
+    "postgresql://app@db/app?options=-c%20password%3DS3cret",
+    "postgresql://app@db/app?PGPASSWORD=S3cret",
+    "mysql+pymysql://app@db/app?passwd=S3cret",
+    "mariadb://app@db/app?pwd=S3cret",
+    "postgresql://app@db/app?token=S3cret",
+]
+
+
+@pytest.mark.parametrize("url", SECRET_URLS)
+def test_migrate_refuses_every_spelling_of_a_secret_in_the_url(
+    tmp_path: Path, project: dict[str, str], url: str
+) -> None:
+    crontab = write(tmp_path / "c", "30 2 * * * /opt/bin/export-invoices\n")
+    cli(project, tmp_path, "generate", "registry", "c")
+    registry = tmp_path / "migrate-cron.toml"
+    before = (crontab.read_bytes(), registry.read_bytes())
+    for to in ("enqueue", "scheduler"):
+        proc = cli(
+            project, tmp_path, "migrate", "export-invoices", "--crontab", "c",
+            "--to", to, "--database-url", url, code=2,
+        )  # fmt: skip
+        assert "secret" in proc.stderr and "--url-from-env" in proc.stderr
+        assert "S3cret" not in proc.stderr + proc.stdout
+        assert (crontab.read_bytes(), registry.read_bytes()) == before
