@@ -115,4 +115,3 @@ def url_secret(url: str) -> str | None:
         if _SECRET_ASSIGNMENT_RE.search(unquote(value)):
             return f"a password inside the {key!r} parameter"
     return None
-

@@ -5,10 +5,22 @@
   even with a long busy timeout. WAL lets readers run beside one writer.
 - MySQL/MariaDB: READ COMMITTED, which avoids next-key (gap) locks on the claim index.
 - PostgreSQL: psycopg 3.
+
+Bounded time (docs/reliability.md): every connection attempt gives up after
+``MIGRATE_CRON_CONNECT_TIMEOUT`` seconds (default 10) — also against a server, proxy or
+firewall that accepts the TCP connection and never answers. MySQL/MariaDB reads and writes
+give up after ``MIGRATE_CRON_IO_TIMEOUT`` seconds (default 120; PyMySQL's socket timeouts,
+which also bound its handshake);
+PostgreSQL statements are cut by the server after ``MIGRATE_CRON_STATEMENT_TIMEOUT`` seconds
+when it is set (``statement_timeout``; off by default: ``db upgrade`` on a large table may
+legitimately take long). What no socket timeout can bound — a connection that froze in the
+middle of a statement — the commands bound themselves: ``enqueue`` spools and exits 75 after
+25 s, the worker and the scheduler exit after their shutdown bound on SIGTERM.
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
@@ -18,6 +30,22 @@ from migrate_cron.config import mask_url, normalize_url
 from migrate_cron.errors import UsageError
 
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+CONNECT_TIMEOUT_ENV = "MIGRATE_CRON_CONNECT_TIMEOUT"
+IO_TIMEOUT_ENV = "MIGRATE_CRON_IO_TIMEOUT"
+STATEMENT_TIMEOUT_ENV = "MIGRATE_CRON_STATEMENT_TIMEOUT"
+
+
+def _seconds(env: str, default: float) -> float:
+    raw = os.environ.get(env, "").strip()
+    if not raw:
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise UsageError(f"{env}={raw!r} is not a number of seconds") from None
+    if value < 0:
+        raise UsageError(f"{env}={raw!r} must not be negative")
+    return value
 
 
 def dialect_family(name: str) -> str:
@@ -37,9 +65,22 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
     backend = parsed.get_backend_name()
     if backend == "sqlite":
         return _sqlite_engine(url, **kwargs)
+    connect_args = dict(kwargs.pop("connect_args", {}))
+    connect_timeout = max(1, round(_seconds(CONNECT_TIMEOUT_ENV, 10)))
     if backend in ("mysql", "mariadb"):
         kwargs.setdefault("isolation_level", "READ COMMITTED")
         kwargs.setdefault("pool_recycle", 3600)
+        io_timeout = _seconds(IO_TIMEOUT_ENV, 120)
+        connect_args.setdefault("connect_timeout", connect_timeout)
+        if io_timeout:
+            connect_args.setdefault("read_timeout", io_timeout)
+            connect_args.setdefault("write_timeout", io_timeout)
+    elif backend == "postgresql":
+        connect_args.setdefault("connect_timeout", connect_timeout)
+        statement = _seconds(STATEMENT_TIMEOUT_ENV, 0)
+        if statement:
+            connect_args.setdefault("options", f"-c statement_timeout={round(statement * 1000)}")
+    kwargs["connect_args"] = connect_args
     kwargs.setdefault("hide_parameters", True)  # errors and logs never show job data
     kwargs.setdefault("pool_size", 5)
     kwargs.setdefault("max_overflow", 10)
