@@ -82,6 +82,19 @@ def _server_database(base_url: str, name: str) -> Iterator[str]:
         admin.dispose()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _private_spool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Slots a test's ``enqueue`` spools go to a temporary directory, never to the machine's
+    /var/spool/migrate-cron (tests that look at the spool set their own)."""
+    old = os.environ.get("MIGRATE_CRON_SPOOL")
+    os.environ["MIGRATE_CRON_SPOOL"] = str(tmp_path_factory.mktemp("spool"))
+    yield
+    if old is None:
+        os.environ.pop("MIGRATE_CRON_SPOOL", None)
+    else:
+        os.environ["MIGRATE_CRON_SPOOL"] = old
+
+
 @pytest.fixture(scope="session")
 def pg_database() -> Iterator[str]:
     yield from _server_database(PG_URL, "PostgreSQL")

@@ -113,6 +113,8 @@ def enqueue(
     except DatabaseUnavailable as exc:
         if watchdog.cancel():
             to_spool(str(exc))
+        if os.environ.get("MIGRATE_CRON_DEBUG"):
+            raise  # --debug: the traceback too (the slot is spooled all the same)
         raise typer.Exit(EX_TEMPFAIL) from None
     finally:
         watchdog.cancel()

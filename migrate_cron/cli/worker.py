@@ -6,6 +6,7 @@ import os
 import signal
 import sys
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -33,8 +34,20 @@ def worker(
     ] = 4,
     kinds: Annotated[
         str | None,
-        typer.Option("--kinds", help="Only these kinds, comma-separated (default: all)."),
+        typer.Option(
+            "--kinds",
+            help="Only these kinds, comma-separated (default: every kind this worker can run: "
+            "the registry's jobs and the imported @handlers).",
+        ),
     ] = None,
+    any_kind: Annotated[
+        bool,
+        typer.Option(
+            "--any-kind",
+            help="Also claim kinds this worker cannot run (they fail at once): a catch-all "
+            "worker. Without it, such jobs wait for a worker that can run them.",
+        ),
+    ] = False,
     batch: Annotated[
         int | None,
         typer.Option("--batch", help="Jobs claimed per query (default: --concurrency)."),
@@ -82,6 +95,9 @@ def worker(
     from migrate_cron.worker.settings import WorkerSettings
 
     kind_list = tuple(k.strip() for k in (kinds or "").split(",") if k.strip())
+    _import_modules(imports or [])
+    reg = _load_registry(registry, bool(imports))
+    catalog = Catalog.build(reg, kind_list or None)
     settings = WorkerSettings(
         concurrency=concurrency,
         batch=batch,
@@ -90,13 +106,10 @@ def worker(
         grace=grace,
         once=once,
         kinds=kind_list,
+        any_kind=any_kind,
         poll=poll,
     )
-    _import_modules(imports or [])
-    reg = _load_registry(registry, bool(imports))
-    catalog = Catalog.build(
-        reg, kind_list or None, output_cap=settings.output_cap, kill_grace=settings.kill_grace
-    )
+    catalog = replace(catalog, output_cap=settings.output_cap, kill_grace=settings.kill_grace)
     store = open_store(database_url, table_prefix)
     w = Worker(store, catalog, settings, log=WorkerLog(json_lines=json_logs))
 

@@ -137,7 +137,11 @@ class JobOps(StoreBase):
         lease: float = 60.0,
         kinds: Sequence[str] | None = None,
     ) -> list[Job]:
-        """Take up to ``n`` ready jobs: state running, attempts + 1, leased for ``lease`` s."""
+        """Take up to ``n`` ready jobs: state running, attempts + 1, leased for ``lease`` s.
+        ``kinds`` None means any kind; an empty list means none (a worker that can run nothing
+        claims nothing)."""
+        if kinds is not None and not kinds:
+            return []
         with self.transaction() as conn:
             jobs = self._claim(conn, worker_id, n, lease, kinds)
         return sorted(jobs, key=lambda j: (j.run_at, j.id))

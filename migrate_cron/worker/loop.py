@@ -138,7 +138,7 @@ class Worker:
             batch=s.claim_batch,
             lease=s.lease_seconds,
             heartbeat=s.heartbeat,
-            kinds=",".join(s.kinds) or "all",
+            kinds=_kinds_text(self._claimable()),
         )
         self._heartbeat.start()
         self._finisher.start()
@@ -156,11 +156,20 @@ class Worker:
         return summary
 
     # ------------------------------------------------------------------ claiming
+    def _claimable(self) -> list[str] | None:
+        """The kinds this worker claims: ``--kinds``, else every kind it can run (registry jobs
+        and @handlers); None (any kind) only with ``any_kind``. A kind no worker can run is
+        never claimed: it waits, visible in ``status``, instead of failing on attempt 1."""
+        s = self.settings
+        if s.any_kind:
+            return None
+        return list(s.kinds) or sorted(self.catalog.tasks)
+
     def _claim_loop(self) -> None:
         s = self.settings
         idle = IdleBackoff(s.poll_min, s.poll)
         outage = Outage(self.log, "claiming jobs", cap=s.outage_cap)
-        kinds = list(s.kinds) or None
+        kinds = self._claimable()
         while not self._stopping.is_set():
             room = self.ledger.room(s.capacity)
             if room < s.refill_at and len(self.ledger):
@@ -321,3 +330,13 @@ class Worker:
                 f"{len(stuck)} Python handler(s) did not return; released their jobs",
             )
         return stuck
+
+
+def _kinds_text(kinds: list[str] | None) -> str:
+    """The claimed kinds for the start line: a few by name, then how many more."""
+    if kinds is None:
+        return "any"
+    if not kinds:
+        return "none (no registry job or handler to run)"
+    shown = ",".join(kinds[:8])
+    return shown if len(kinds) <= 8 else f"{shown},… ({len(kinds)} kinds)"

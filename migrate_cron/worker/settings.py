@@ -25,6 +25,10 @@ class WorkerSettings:
     grace: float = 30.0
     once: bool = False
     kinds: tuple[str, ...] = ()
+    #: Claim every kind, also those this worker cannot run (they fail at once as "not in the
+    #: registry"): the catch-all behaviour of old. Off by default: a worker claims only the
+    #: kinds it can run, and a kind no worker can run waits (``status --check`` flags its age).
+    any_kind: bool = False
     poll: float = 1.0  # longest idle wait between polls (and the PostgreSQL safety poll)
     poll_min: float = 0.05
     flush_interval: float = 0.005  # outcomes are written at least this often …

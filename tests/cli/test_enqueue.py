@@ -111,14 +111,16 @@ def test_unknown_job_and_bad_slots(tmp_path: Path, registry: Path) -> None:
     assert missing.returncode == 2 and "no registry file" in missing.stderr
 
 
-def test_unreachable_database_exits_1_with_a_masked_message(registry: Path) -> None:
+def test_unreachable_database_spools_exits_75_with_a_masked_message(registry: Path) -> None:
     env = {
         "MIGRATE_CRON_DATABASE_URL": "postgresql://cron:s3cret@127.0.0.1:9/queue",
         "MIGRATE_CRON_REGISTRY": str(registry),
+        "MIGRATE_CRON_SPOOL": str(registry.parent / "spool"),
     }
     res = run_cli("enqueue", "nightly", env=env)
-    assert res.returncode == 1
-    assert "cannot use the database" in res.stderr
+    assert res.returncode == 75
+    assert "cannot use the database" in res.stderr and "spooled to" in res.stderr
+    assert len(list((registry.parent / "spool").glob("*.slot.json"))) == 1
     assert "s3cret" not in res.stderr + res.stdout
     assert "Traceback" not in res.stderr
 

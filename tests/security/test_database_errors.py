@@ -116,6 +116,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     (d / "my.cron").write_text(CRONTAB)
     monkeypatch.chdir(d)
     monkeypatch.delenv("MIGRATE_CRON_DATABASE_URL", raising=False)
+    monkeypatch.setenv("MIGRATE_CRON_SPOOL", str(tmp_path / "spool"))
     assert invoke("generate", "registry", "my.cron", "--tz", "UTC").code == 0
     db = f"sqlite:///{tmp_path / 'setup.db'}"
     assert invoke("db", "upgrade", "--database-url", db).code == 0
@@ -155,7 +156,7 @@ def assert_no_secret(outcomes: list[Outcome]) -> None:
         assert TRACEBACK not in o.result.both, f"{o.command}:\n{o.result.both}"
 
 
-def assert_one_error_line(outcomes: list[Outcome], pattern: str) -> None:
+def assert_one_error_line(outcomes: list[Outcome], pattern: str, spooled: bool = False) -> None:
     for o in outcomes:
         r = o.result
         if o.command in DEGRADED:
@@ -165,9 +166,12 @@ def assert_one_error_line(outcomes: list[Outcome], pattern: str) -> None:
             flat = re.sub(r"\s+", " ", r.out)
             assert r.code == 1 and re.search(pattern, flat), (o.command, r)
             continue
-        assert r.code == 1, (o.command, r)
         lines = r.err.strip().splitlines()
-        assert len(lines) == 1 and lines[0].startswith("error: "), (o.command, r.err)
+        if spooled and o.command[0] == "enqueue":  # the slot is kept in the spool: exit 75
+            assert r.code == 75 and len(lines) == 1 and "spooled to" in lines[0], (o.command, r)
+        else:
+            assert r.code == 1, (o.command, r)
+            assert len(lines) == 1 and lines[0].startswith("error: "), (o.command, r.err)
         assert re.search(pattern, lines[0]), (o.command, lines[0])
 
 
@@ -184,7 +188,7 @@ def assert_one_error_line(outcomes: list[Outcome], pattern: str) -> None:
 def test_cannot_connect_is_one_masked_line_and_exit_1(project: Path, url: str, reason: str) -> None:
     outcomes = run_matrix(url, "")
     assert_no_secret(outcomes)
-    assert_one_error_line(outcomes, reason)
+    assert_one_error_line(outcomes, reason, spooled=True)
 
 
 @pytest.mark.parametrize("url", [UNREACHABLE, WRONG_PASSWORD], ids=["unreachable", "wrong-pw"])
@@ -260,10 +264,13 @@ def test_installed_commands_from_the_environment_variable(project: Path, url: st
     env = {"MIGRATE_CRON_DATABASE_URL": url}
     for cmd in (("status", "--json"), ("worker",), ("enqueue", "echo", "--json")):
         r = run_cli(*cmd, env=env, cwd=project, timeout=60)
-        assert r.returncode == 1, (cmd, r)
         assert SECRET not in r.stdout + r.stderr
         assert TRACEBACK not in r.stderr
-        assert len(r.stderr.strip().splitlines()) == 1 and r.stderr.startswith("error: "), r
+        assert len(r.stderr.strip().splitlines()) == 1, r
+        if cmd[0] == "enqueue":
+            assert r.returncode == 75 and "spooled to" in r.stderr, (cmd, r)
+        else:
+            assert r.returncode == 1 and r.stderr.startswith("error: "), (cmd, r)
 
 
 def test_long_running_metrics_logs_the_outage_masked(project: Path, tmp_path: Path) -> None:

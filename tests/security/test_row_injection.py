@@ -135,12 +135,10 @@ def test_rows_with_hostile_kinds_and_payloads_run_nothing_outside_the_registry(
     assert result.returncode == 0, result.stderr
     assert not canary.exists(), "a row made the worker execute something"
     assert not list(tmp_path.glob("**/canary*"))
-    for job_id in unknown_ids:
+    for job_id in unknown_ids:  # never claimed: no worker can run them, so they wait
         job = store.get(job_id)
         assert job is not None
-        assert (job.state, job.attempts) == ("failed", 1), job
-        assert "not in the registry" in (job.last_error or "")
-        assert "nothing was run" in (job.last_error or "")
+        assert (job.state, job.attempts) == ("open", 0), job
     for job_id, (kind, payload) in known_ids.items():
         job = store.get(job_id)
         assert job is not None and job.state == "done", job
@@ -165,9 +163,10 @@ def test_a_row_cannot_pick_a_handler_by_naming_it(
         store.enqueue(kind, f"touch {canary}").job_id
         for kind in ("os:system", "subprocess:getoutput", "posix:system", "pty:spawn")
     ]
-    result = run_cli(
+    result = run_cli(  # a catch-all worker claims them: still nothing may run
         "worker",
         "--once",
+        "--any-kind",
         "--database-url",
         db_url,
         "--table-prefix",

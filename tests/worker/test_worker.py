@@ -103,6 +103,10 @@ def test_unknown_kind_or_shell_text_in_a_row_runs_nothing(store: Store, tmp_path
     shell_kind = store.enqueue(f"x; touch {canary}", evil).job_id
     data = store.enqueue("echo-payload", evil).job_id
     run_once(store, reg)
+    for job_id in (unknown, shell_kind):  # not claimed: they wait for a worker that can run them
+        job = _job(store, job_id)
+        assert job.state == "open" and job.attempts == 0
+    run_once(store, reg, any_kind=True)  # a catch-all worker claims them and shelves them
     for job_id in (unknown, shell_kind):
         job = _job(store, job_id)
         assert job.state == "failed" and job.attempts == 1  # shelved at once, no retries
