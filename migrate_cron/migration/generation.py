@@ -73,6 +73,8 @@ def _skip_reason(line: CrontabLine) -> str | None:
         return "the line is not UTF-8 text, so the registry cannot keep it byte for byte"
     if not line.schedule or line.command is None:
         return "not a job line cron would run"
+    if not (line.shell_command or "").strip():
+        return "the command before the first % is empty: cron runs nothing"
     return None
 
 
