@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
     from migrate_cron.clock import Clock
     from migrate_cron.registry import JobSpec, Registry
+    from migrate_cron.scheduler.log import SchedulerLog
     from migrate_cron.scheduler.scheduler import RunEvent, ScheduledJob
     from migrate_cron.scheduler.simulate import Downtime, SimulatedRun
 
@@ -146,6 +147,11 @@ def scheduler(
         # Not stop.set() here: a signal landing while the main thread holds the Event's lock
         # (entering or leaving stop.wait) would deadlock on it. Set it from another thread.
         threading.Thread(target=stop.set, daemon=True).start()
+        # A database call that froze cannot see the stop: leave after a few seconds anyway
+        # (the lease row then expires and a standby takes over; slots are keyed, nothing lost).
+        timer = threading.Timer(SHUTDOWN_BOUND, _leave_now, args=(log,))
+        timer.daemon = True
+        timer.start()
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
@@ -361,6 +367,20 @@ def _downtime(text: str, tz: str) -> Downtime:
         return Downtime(_iso(first, "--down", tz), _iso(second, "--down", tz))
     except ValueError as exc:
         raise UsageError(f"--down {text!r}: {exc}") from None
+
+
+#: Seconds a scheduler may take to stop after SIGTERM before it exits regardless.
+SHUTDOWN_BOUND = 5.0
+
+
+def _leave_now(log: SchedulerLog) -> None:
+    import os
+    import sys
+
+    log.event("exit", f"still stopping after {SHUTDOWN_BOUND:g}s (the database does not answer)")
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(1)
 
 
 def _summary(runs: Sequence[SimulatedRun], names: Sequence[str]) -> dict[str, dict[str, int]]:

@@ -8,12 +8,15 @@ import sys
 import threading
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from migrate_cron.cli.common import DatabaseUrl, RegistryPath, TablePrefix
 from migrate_cron.config import DEFAULT_DATABASE_URL, DEFAULT_REGISTRY
+
+if TYPE_CHECKING:
+    from migrate_cron.worker.log import WorkerLog
 
 HELP = (
     "Claim ready jobs and run them: registry commands as cron would, Python handlers in "
@@ -113,8 +116,15 @@ def worker(
     store = open_store(database_url, table_prefix)
     w = Worker(store, catalog, settings, log=WorkerLog(json_lines=json_logs))
 
+    bound = settings.grace + settings.kill_grace + SHUTDOWN_SLACK
+
+    armed = threading.Event()
+
     def on_signal(_signum: int, _frame: object) -> None:
         threading.Thread(target=w.request_stop, daemon=True).start()
+        if not armed.is_set():
+            armed.set()
+            _exit_after(bound, w.log)
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
@@ -127,6 +137,30 @@ def worker(
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(0)
+
+
+#: Seconds past grace + kill grace that a stopping worker may take to write its last outcomes
+#: and release what is left; after that it exits even if the database does not answer (its
+#: leases then simply expire and the reaper returns the jobs).
+SHUTDOWN_SLACK = 10.0
+
+
+def _exit_after(seconds: float, log: WorkerLog) -> None:
+    """Arm the hard bound on shutdown: a frozen database call cannot keep the process."""
+
+    def leave() -> None:
+        log.event(
+            "worker-exit",
+            f"still stopping after {seconds:g}s (the database does not answer): exiting now; "
+            "unfinished jobs come back when their leases expire",
+        )
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(1)
+
+    timer = threading.Timer(seconds, leave)
+    timer.daemon = True
+    timer.start()
 
 
 def _import_modules(modules: list[str]) -> None:

@@ -6,6 +6,15 @@ were sent, another worker took some over (we were too slow, or paused); those jo
 cancelled here — a command's process group is killed — so two runs do not overlap for long,
 and their outcome is not written.
 
+Self-fencing (``Fence``): a worker that cannot renew — its database connection froze, the
+network is cut — must not run a job past its lease, because another worker will take the job
+over then. The fence thread needs no database: it looks at when each job's lease was last
+extended and, ``margin`` seconds before that lease would end, stops the job's process group
+(SIGKILL: a run that ignored SIGTERM would overlap) and drops its outcome. Another worker can
+claim the job only after the lease ends, so the two runs never overlap while this worker's
+process itself runs; a worker that is frozen whole (SIGSTOP, a paused VM) can overlap by as
+long as it is frozen, as with any lease.
+
 The reaper rides along: every ``reap_interval`` each worker tries the shared ``reaper`` lease
 (kept, never released, so at most one reap per interval across all workers) and the holder
 returns expired leases to ``open`` (or ``failed`` when out of attempts). A job whose worker
@@ -82,10 +91,13 @@ class Heartbeat(threading.Thread):
         ids = self._ledger.ids()
         if not ids:
             return
+        sent = time.monotonic()
         owned = self._store.heartbeat(self._worker_id, ids, self._lease)
         if owned >= len(ids):
+            self._ledger.renewed(ids, sent)
             return
         still = set(self._store.owned_jobs(self._worker_id, ids))
+        self._ledger.renewed(still, sent)
         lost = [i for i in ids if i not in still]
         slots = self._ledger.cancel(lost, LEASE_LOST, hard=True)
         for slot in slots:
@@ -106,4 +118,38 @@ class Heartbeat(threading.Thread):
                 "expired leases returned",
                 reopened=result.reopened,
                 failed=result.failed,
+            )
+
+
+class Fence(threading.Thread):
+    """Stops every job whose lease this worker could not renew in time (see the module
+    docstring); no database call, so a frozen connection cannot hold it up."""
+
+    def __init__(self, ledger: Ledger, log: WorkerLog, *, lease: float, margin: float) -> None:
+        super().__init__(name="migrate-cron-fence", daemon=True)
+        self._ledger = ledger
+        self._log = log
+        self._keep = max(0.0, lease - margin)  # how long after a renewal a run may go on
+        self._tick = max(0.05, min(0.5, margin / 4))
+        self._stop_event = threading.Event()
+
+    def stop(self) -> None:
+        self._stop_event.set()
+        self.join(5)
+
+    def run(self) -> None:
+        while not self._stop_event.wait(self._tick):
+            self.check(time.monotonic())
+
+    def check(self, now: float) -> None:
+        expiring = self._ledger.unrenewed(before=now - self._keep)
+        if not expiring:
+            return
+        for slot in self._ledger.cancel([s.job.id for s in expiring], LEASE_LOST, hard=True):
+            self._log.event(
+                "lease-fenced",
+                "could not renew the lease in time; stopped our run, its outcome is dropped "
+                "(another worker may take the job over when the lease ends)",
+                kind=slot.job.kind,
+                id=slot.job.id,
             )

@@ -9,6 +9,7 @@ many jobs pass through.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterable, Sequence
 
 from migrate_cron.store.models import Job
@@ -20,13 +21,16 @@ FINISHED = "finished"  # ran; the outcome waits in the finisher's buffer
 
 
 class Slot:
-    __slots__ = ("abandoned", "cancel", "job", "state")
+    __slots__ = ("abandoned", "cancel", "job", "renewed", "state")
 
     def __init__(self, job: Job) -> None:
         self.job = job
         self.state = QUEUED
         self.cancel = Cancel()
         self.abandoned = False  # given back while its (Python) code still runs
+        #: When (monotonic) the claim or heartbeat that last extended this job's lease was
+        #: sent; the database's ``locked_until`` is at least this + lease.
+        self.renewed = 0.0
 
 
 class Ledger:
@@ -42,11 +46,32 @@ class Ledger:
         with self._cond:
             return len(self._slots)
 
-    def add(self, jobs: Iterable[Job]) -> None:
+    def add(self, jobs: Iterable[Job], sent: float | None = None) -> None:
+        """Track claimed jobs; ``sent`` is when the claim was sent (monotonic)."""
+        at = time.monotonic() if sent is None else sent
         with self._cond:
             for job in jobs:
-                self._slots[job.id] = Slot(job)
+                slot = Slot(job)
+                slot.renewed = at
+                self._slots[job.id] = slot
                 self._active += 1
+
+    def renewed(self, ids: Iterable[int], sent: float) -> None:
+        """The heartbeat sent at ``sent`` extended these jobs' leases."""
+        with self._cond:
+            for job_id in ids:
+                slot = self._slots.get(job_id)
+                if slot is not None:
+                    slot.renewed = max(slot.renewed, sent)
+
+    def unrenewed(self, before: float) -> list[Slot]:
+        """Jobs still to finish whose lease was last extended before ``before``."""
+        with self._cond:
+            return [
+                s
+                for s in self._slots.values()
+                if s.state != FINISHED and s.renewed < before and not s.cancel.is_set()
+            ]
 
     def ids(self) -> list[int]:
         with self._cond:

@@ -36,7 +36,7 @@ from migrate_cron.worker.backoff import IdleBackoff
 from migrate_cron.worker.cancel import SHUTDOWN
 from migrate_cron.worker.catalog import Catalog
 from migrate_cron.worker.finisher import Finisher
-from migrate_cron.worker.heartbeat import Heartbeat
+from migrate_cron.worker.heartbeat import Fence, Heartbeat
 from migrate_cron.worker.ledger import Ledger, Slot
 from migrate_cron.worker.log import WorkerLog
 from migrate_cron.worker.outage import OUTAGE_ERRORS, Outage
@@ -101,6 +101,14 @@ class Worker:
             reap_interval=settings.reap_interval,
             outage_cap=settings.outage_cap,
         )
+        self._fence = Fence(
+            self.ledger,
+            self.log,
+            lease=settings.lease_seconds,
+            # Late enough that a slow heartbeat or two do not stop healthy runs, early enough
+            # that the run is gone before the lease ends and the reaper may hand the job on.
+            margin=min(settings.heartbeat / 2, settings.lease_seconds / 6, 2.0),
+        )
         self._runners = [
             threading.Thread(
                 target=self._run_jobs, args=(i,), name=f"migrate-cron-runner-{i}", daemon=True
@@ -141,6 +149,7 @@ class Worker:
             kinds=_kinds_text(self._claimable()),
         )
         self._heartbeat.start()
+        self._fence.start()
         self._finisher.start()
         for t in self._runners:
             t.start()
@@ -177,6 +186,7 @@ class Worker:
                 continue
             if self._listener is None and self._wants_listener():
                 self._open_listener()
+            sent = time.monotonic()
             try:
                 jobs = self.store.claim(
                     self.worker_id, min(s.claim_batch, room), s.lease_seconds, kinds
@@ -187,7 +197,7 @@ class Worker:
                 continue
             if jobs:
                 idle.reset()
-                self.ledger.add(jobs)
+                self.ledger.add(jobs, sent)
                 for job in jobs:
                     self._dispatch.put(job)
                 continue
@@ -290,6 +300,7 @@ class Worker:
             t.join(0 if stuck else 2)
         self._finisher.stop(give_up_after=max(5.0, min(s.outage_cap, 30.0)))
         self._heartbeat.stop()
+        self._fence.stop()
         return bool(stuck) or any(t.is_alive() for t in self._runners)
 
     def _release_queued(self) -> None:
