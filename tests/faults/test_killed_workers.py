@@ -82,6 +82,7 @@ def run_chaos(
     registry = write_handler_project(tmp_path / "project", REGISTRY)
     results = tmp_path / "results.txt"
     env = cli_env(db_url, table_prefix, registry, MCT_RESULTS=str(results))
+
     def add_jobs(n: int) -> None:
         payloads = [{"ms": random.randint(0, job_ms)} for _ in range(n)]
         store.enqueue_many("chaos", payloads, max_attempts=100)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import signal
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -290,3 +291,20 @@ def test_python_handler_that_ignores_the_stop_is_released_and_the_worker_exits(
     job = _job(store, job_id)
     assert (job.state, job.attempts, job.locked_by) == ("open", 0, None)
     assert "did not return; released their jobs" in log.read_text()
+
+
+def test_a_kind_no_worker_can_run_waits_and_status_check_flags_it(
+    store: Store, db_url: str, table_prefix: str, tmp_path: Path
+) -> None:
+    _write_registry(tmp_path, '[jobs.known]\ncommand = "true"\n')
+    ghost = store.enqueue("ghost", run_at=store.db_now() - timedelta(minutes=10)).job_id
+    known = store.enqueue("known").job_id
+    db = _db_args(db_url, table_prefix)
+    done = run_cli("worker", "--once", *db, cwd=tmp_path, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "kinds=known" in done.stderr  # the start line says what this worker claims
+    assert _job(store, known).state == "done"
+    waiting = _job(store, ghost)
+    assert (waiting.state, waiting.attempts) == ("open", 0)  # not shelved: it waits
+    check = run_cli("status", "--check", "--max-age", "5m", *db, cwd=tmp_path, timeout=60)
+    assert check.returncode == 1 and "ghost" in check.stdout + check.stderr, check
