@@ -215,6 +215,9 @@ def _job(path: str, name: str, t: dict[str, Any]) -> JobSpec:
 
     if bool(t.get("command")) == bool(t.get("handler")):
         raise bad("command", "set exactly one of 'command' or 'handler'")
+    command = t.get("command")
+    if isinstance(command, str) and command_too_long(command):
+        raise bad("command", command_too_long(command) or "")
     handler = t.get("handler")
     if handler is not None and (":" not in handler or handler.startswith(":")):
         raise bad("handler", f"{handler!r} must look like 'package.module:function'")
@@ -343,3 +346,21 @@ def _check_schedule(expr: str, tz: str, bad: Any) -> None:
         Schedule.parse(expr, tz)
     except ScheduleError as exc:
         raise bad("schedule", str(exc)) from None
+
+
+#: Linux passes one argument of at most 32 pages (MAX_ARG_STRLEN, 131,072 bytes) to a program;
+#: a longer command given to ``sh -c`` fails every attempt with E2BIG ("Argument list too
+#: long"), so it is refused where it is written and where it is loaded.
+MAX_COMMAND_BYTES = 131_072 - 1
+
+
+def command_too_long(command: str) -> str | None:
+    """Why ``command`` cannot be run as ``sh -c COMMAND``, or None."""
+    size = len(command.encode("utf-8", "surrogateescape"))
+    if size <= MAX_COMMAND_BYTES:
+        return None
+    return (
+        f"the command is {size:,} bytes; Linux runs at most {MAX_COMMAND_BYTES:,} bytes as one "
+        "argument of `sh -c` (MAX_ARG_STRLEN): put it in a script and run the script"
+    )
+

@@ -84,3 +84,33 @@ def test_errors_name_file_job_and_key(tmp_path: Path, body: str, message: str) -
 def test_missing_file_is_a_usage_error(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="generate registry"):
         load_registry(tmp_path / "nope.toml")
+
+
+def test_a_command_longer_than_linux_passes_to_sh_is_refused_at_load(tmp_path: Path) -> None:
+    from migrate_cron.registry import MAX_COMMAND_BYTES
+
+    path = tmp_path / "r.toml"
+    path.write_text(f'[jobs.huge]\ncommand = "echo {"x" * MAX_COMMAND_BYTES}"\n')
+    with pytest.raises(ConfigError, match="MAX_ARG_STRLEN"):
+        load_registry(path)
+    path.write_text(f'[jobs.fits]\ncommand = "{"x" * MAX_COMMAND_BYTES}"\n')
+    assert load_registry(path).get("fits").command is not None
+
+
+def test_generate_registry_skips_a_command_too_long_to_run(tmp_path: Path) -> None:
+    from tests.conftest import run_cli
+
+    crontab = tmp_path / "c"
+    crontab.write_text(f"* * * * * echo {'x' * 200_000}\n0 1 * * * /bin/true\n")
+    proc = run_cli(
+        "generate",
+        "registry",
+        str(crontab),
+        "-o",
+        str(tmp_path / "r.toml"),
+        "--tz",
+        "UTC",
+        cwd=tmp_path,
+    )
+    assert "MAX_ARG_STRLEN" in proc.stderr + proc.stdout
+    assert [j.command for j in load_registry(tmp_path / "r.toml")] == ["/bin/true"]

@@ -179,9 +179,13 @@ def cancel(
 ) -> None:
     """Cancel open, running or failed jobs.
 
-    A worker never runs a cancelled job; a running one's result is ignored
-    (its process is not killed). Cancelling a failed job acknowledges it: it
-    no longer counts as failed.
+    A worker never runs a cancelled job. A running one is stopped at its
+    worker's next heartbeat: its process group gets SIGTERM, then SIGKILL after
+    the kill grace (5 s); its result is ignored (a Python handler is asked to
+    stop through its context). Cancelling a failed job acknowledges it: it no
+    longer counts as failed.
+
+    Example: migrate-cron jobs cancel 42 43 --yes
     """
     from migrate_cron.cli.common import info
 
@@ -195,8 +199,8 @@ def cancel(
         done = store.cancel(ids) if n else 0
     if running:
         info(
-            f"note: {running} of them were running; their processes keep running until they "
-            "end, and their results are ignored"
+            f"note: {running} of them were running: their workers stop them at the next "
+            "heartbeat (SIGTERM, then SIGKILL after 5 s) and ignore their results"
         )
     _report("cancelled", done, ids, "open, running or failed", as_json)
 

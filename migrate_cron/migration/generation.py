@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from migrate_cron.migration.crontab_file import is_text_safe
 from migrate_cron.migration.registry_writer import CHANGED, GeneratedJob, MergeAction
-from migrate_cron.registry import Source
+from migrate_cron.registry import Source, command_too_long
 
 if TYPE_CHECKING:
     from migrate_cron.crontab.entry import CrontabFile, CrontabLine
@@ -75,7 +75,7 @@ def _skip_reason(line: CrontabLine) -> str | None:
         return "not a job line cron would run"
     if not (line.shell_command or "").strip():
         return "the command before the first % is empty: cron runs nothing"
-    return None
+    return command_too_long(line.shell_command or "")
 
 
 def _job(line: CrontabLine, path: str, default_timezone: str, hint: Advice) -> GeneratedJob:

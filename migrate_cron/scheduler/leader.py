@@ -17,6 +17,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Protocol
 
 DEFAULT_LEASE_NAME = "migrate-cron-scheduler"
@@ -27,6 +28,8 @@ class LeaseStore(Protocol):
     def acquire_lease(self, name: str, holder: str, ttl: float) -> bool: ...
 
     def release_lease(self, name: str, holder: str) -> bool: ...
+
+    def lease_holder(self, name: str) -> tuple[str, datetime] | None: ...
 
 
 def default_holder() -> str:
@@ -75,6 +78,14 @@ class Leadership:
             raise
         self._next_try = now + (self.renew_interval if self.is_leader else self.retry_interval)
         return self.is_leader
+
+    def leader(self) -> str | None:
+        """Who holds the lease now, as the database says (None if nobody, or unknown)."""
+        try:
+            row = self.store.lease_holder(self.name)
+        except Exception:
+            return None
+        return row[0] if row else None
 
     def seconds_until_next_try(self) -> float:
         return max(0.0, self._next_try - self.monotonic())

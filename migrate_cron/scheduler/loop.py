@@ -94,7 +94,9 @@ class SchedulerLoop:
             self.scheduler.loaded = False  # the database says where every job stands
         elif not leading and (was or not self._announced):
             why = "lost the lease" if was else "another scheduler holds the lease"
-            self.log.event("standby", why, holder=self.leadership.holder)
+            self.log.event(
+                "standby", why, me=self.leadership.holder, leader=self.leadership.leader() or "?"
+            )
         self._announced = True
         return leading
 

@@ -28,6 +28,7 @@ import threading
 import time
 
 from migrate_cron.store import Store
+from migrate_cron.store.models import Job, JobState
 from migrate_cron.worker.cancel import LEASE_LOST
 from migrate_cron.worker.ledger import Ledger
 from migrate_cron.worker.log import WorkerLog
@@ -99,8 +100,18 @@ class Heartbeat(threading.Thread):
         still = set(self._store.owned_jobs(self._worker_id, ids))
         self._ledger.renewed(still, sent)
         lost = [i for i in ids if i not in still]
-        slots = self._ledger.cancel(lost, LEASE_LOST, hard=True)
-        for slot in slots:
+        # An operator's cancel stops the run like a deploy would: SIGTERM to its process
+        # group, SIGKILL after the kill grace. A job another worker owns now is stopped at once.
+        cancelled = [i for i in lost if _is_cancelled(self._store.get(i))]
+        taken = [i for i in lost if i not in cancelled]
+        for slot in self._ledger.cancel(cancelled, LEASE_LOST):
+            self._log.event(
+                "cancelled",
+                "cancelled by an operator; stopping our run (SIGTERM, then SIGKILL)",
+                kind=slot.job.kind,
+                id=slot.job.id,
+            )
+        for slot in self._ledger.cancel(taken, LEASE_LOST, hard=True):
             self._log.event(
                 "lease-lost",
                 "another worker owns this job now; stopping our run",
@@ -119,6 +130,10 @@ class Heartbeat(threading.Thread):
                 reopened=result.reopened,
                 failed=result.failed,
             )
+
+
+def _is_cancelled(job: Job | None) -> bool:
+    return job is not None and job.state == JobState.CANCELLED
 
 
 class Fence(threading.Thread):

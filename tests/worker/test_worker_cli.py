@@ -308,3 +308,29 @@ def test_a_kind_no_worker_can_run_waits_and_status_check_flags_it(
     assert (waiting.state, waiting.attempts) == ("open", 0)  # not shelved: it waits
     check = run_cli("status", "--check", "--max-age", "5m", *db, cwd=tmp_path, timeout=60)
     assert check.returncode == 1 and "ghost" in check.stdout + check.stderr, check
+
+
+def test_jobs_cancel_stops_a_running_command_with_sigterm_first(
+    store: Store, db_url: str, table_prefix: str, tmp_path: Path
+) -> None:
+    _write_registry(
+        tmp_path,
+        "[jobs.stoppable]\n"
+        "command = \"echo $$ > pid; trap 'echo term > got-term; exit 0' TERM; "
+        'sleep 30 & wait"\ncwd = "."\n',
+    )
+    job_id = store.enqueue("stoppable").job_id
+    db = _db_args(db_url, table_prefix)
+    proc, log = spawn_cli_worker("--heartbeat", "1", *db, cwd=tmp_path)
+    try:
+        wait_for(lambda: (tmp_path / "pid").exists(), 30, what="the job to start")
+        cancel = run_cli("jobs", "cancel", str(job_id), "--yes", *db, cwd=tmp_path, timeout=60)
+        assert cancel.returncode == 0, cancel.stderr
+        assert "SIGTERM" in cancel.stderr
+        # The command got SIGTERM (its trap ran), not a SIGKILL out of the blue.
+        wait_for(lambda: (tmp_path / "got-term").exists(), 30, what="SIGTERM to reach the job")
+        assert _job(store, job_id).state == "cancelled"  # its result is ignored
+        assert "cancelled by an operator" in log.read_text()
+    finally:
+        stop_process(proc)
+        kill_pids_from(tmp_path / "pid")
