@@ -202,6 +202,14 @@ def rollback(
         text = CrontabText.read(path)
         notes: list[str] = []
         found = text.find(mig.line)
+        if len(found) > 1:
+            # A copied migrated line would keep enqueueing after a rollback of one copy, and
+            # restoring every copy would run the original command more than once: refuse.
+            where = ", ".join(str(n) for n in found)
+            raise Refused(
+                f"{path}: the migrated line of {name} appears {len(found)} times (lines "
+                f"{where}); delete the copies you added, keep one, then roll back again"
+            )
         if src.line in found:
             number = src.line
         elif len(found) == 1:

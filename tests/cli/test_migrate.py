@@ -251,3 +251,21 @@ def test_migrate_refuses_every_spelling_of_a_secret_in_the_url(
         assert "secret" in proc.stderr and "--url-from-env" in proc.stderr
         assert "S3cret" not in proc.stderr + proc.stdout
         assert (crontab.read_bytes(), registry.read_bytes()) == before
+
+
+def test_rollback_refuses_a_migrated_line_that_was_copied(
+    tmp_path: Path, project: dict[str, str]
+) -> None:
+    crontab = write(tmp_path / "c", "30 2 * * * /opt/bin/export-invoices\n")
+    cli(project, tmp_path, "generate", "registry", "c")
+    cli(project, tmp_path, "db", "upgrade")
+    cli(project, tmp_path, "migrate", "export-invoices", "--crontab", "c")
+    migrated = crontab.read_text()
+    crontab.write_text(migrated + migrated)  # someone pasted the new line twice
+    before = crontab.read_bytes()
+    proc = run_cli("rollback", "export-invoices", env=project, cwd=tmp_path, timeout=60)
+    assert proc.returncode != 0 and "appears 2 times" in proc.stderr, proc.stderr
+    assert crontab.read_bytes() == before
+    crontab.write_text(migrated)
+    cli(project, tmp_path, "rollback", "export-invoices")
+    assert crontab.read_text() == "30 2 * * * /opt/bin/export-invoices\n"
