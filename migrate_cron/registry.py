@@ -35,6 +35,7 @@ Format (every key but the command/handler is optional)::
 from __future__ import annotations
 
 import math
+import re
 import tomllib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -102,6 +103,9 @@ class JobSpec:
     max_backfill: int = 10
     misfire_grace: float = 60.0
     mode: str = "cron"
+    #: Who the command runs as (setuid/setgid/initgroups, HOME/LOGNAME/USER from passwd), as
+    #: cron ran the line; None: the worker's own user.
+    user: str | None = None
     source: Source | None = None
     migration: Migration | None = None
 
@@ -134,6 +138,7 @@ _KEYS = {
     "schedule": str,
     "timezone": str,
     "shell": str,
+    "user": str,
     "env": dict,
     "cwd": str,
     "stdin": str,
@@ -265,9 +270,24 @@ def _job(path: str, name: str, t: dict[str, Any]) -> JobSpec:
         max_backfill=t.get("max_backfill", 10),
         misfire_grace=float(t.get("misfire_grace", 60)),
         mode=mode,
+        user=_user(t.get("user"), t.get("handler"), bad),
         source=_source(t.get("source"), bad),
         migration=_migration(t.get("migration"), bad),
     )
+
+
+def _user(user: str | None, handler: str | None, bad: Any) -> str | None:
+    if user is None:
+        return None
+    if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.@-]{0,63}\$?", user) or user.startswith("-"):
+        raise bad("user", f"{user!r} is not a user name")
+    if handler is not None:
+        raise bad(
+            "user",
+            "a Python handler runs inside the worker's process, as the worker's user: run "
+            "the worker as that user instead",
+        )
+    return user
 
 
 def _backoff(raw: dict[str, Any], bad: Any) -> Backoff:
@@ -363,4 +383,3 @@ def command_too_long(command: str) -> str | None:
         f"the command is {size:,} bytes; Linux runs at most {MAX_COMMAND_BYTES:,} bytes as one "
         "argument of `sh -c` (MAX_ARG_STRLEN): put it in a script and run the script"
     )
-

@@ -198,6 +198,16 @@ def generate_registry(
             metavar="ZONE",
         ),
     ] = None,
+    user: Annotated[
+        str | None,
+        typer.Option(
+            "--user",
+            help="Whose crontab the user-format files are (as `crontab -l -u NAME`): their "
+            "jobs run as NAME. System files (/etc/crontab, cron.d) name the user on each "
+            "line; a file under /var/spool/cron/crontabs/ is its owner's.",
+            metavar="NAME",
+        ),
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """One registry entry per crontab line, merged into migrate-cron.toml.
@@ -217,7 +227,7 @@ def generate_registry(
         from migrate_cron.crontab.timezone import check_zone
 
         check_zone(tz)
-    result = generate(crontabs, output, force=force, dry_run=dry_run, timezone=tz)
+    result = generate(crontabs, output, force=force, dry_run=dry_run, timezone=tz, user=user)
     if as_json:
         from dataclasses import asdict
 

@@ -21,3 +21,19 @@ def load_crontab(path: Path, data: bytes | None = None) -> CrontabFile:
         except OSError as exc:
             raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
     return parse_crontab(data, str(path))
+
+
+#: Directories where cron keeps each user's crontab in a file named after the user: Debian
+#: and Vixie (/var/spool/cron/crontabs), cronie (/var/spool/cron), busybox (/etc/crontabs,
+#: /var/spool/cron/crontabs too).
+SPOOL_DIRS = ("/var/spool/cron/crontabs", "/var/spool/cron", "/etc/crontabs")
+
+
+def spool_owner(path: str) -> str | None:
+    """The user whose crontab ``path`` is, when its directory says so (a cron spool file is
+    named after its owner); None otherwise."""
+    p = Path(path)
+    if not p.name or p.name.startswith("."):
+        return None
+    parent = str(p.parent.resolve()) if p.parent.exists() else str(p.parent)
+    return p.name if parent in SPOOL_DIRS else None

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from migrate_cron.crontab.sources import spool_owner
 from migrate_cron.migration.crontab_file import is_text_safe
 from migrate_cron.migration.registry_writer import CHANGED, GeneratedJob, MergeAction
 from migrate_cron.registry import Source, command_too_long
@@ -46,19 +47,23 @@ def proposed_jobs(
     files: Sequence[CrontabFile],
     advice: Mapping[tuple[str, int], Advice],
     default_timezone: str,
+    user: str | None = None,
 ) -> tuple[list[GeneratedJob], list[Skipped]]:
-    """Registry entries for every job line of ``files`` (paths made absolute), in file order."""
+    """Registry entries for every job line of ``files`` (paths made absolute), in file order.
+    A user-format file's lines run as ``user``, else as the owner its path names (a cron spool
+    file), else as the worker's own user (no ``user`` key)."""
     jobs: list[GeneratedJob] = []
     skipped: list[Skipped] = []
     for parsed in files:
         path = str(Path(parsed.path).resolve())
+        owner = user or spool_owner(parsed.path)
         for line in parsed.jobs:
             reason = _skip_reason(line)
             if reason:
                 skipped.append(Skipped(parsed.path, line.number, reason))
                 continue
             hint = advice.get((path, line.number), Advice())
-            jobs.append(_job(line, path, default_timezone, hint))
+            jobs.append(_job(line, path, default_timezone, hint, owner))
         for line in parsed.invalid:  # lines cron rejects: named, never dropped silently
             reason = "; ".join(p.message for p in line.problems) or "not valid crontab syntax"
             skipped.append(Skipped(parsed.path, line.number, f"cron rejects this line: {reason}"))
@@ -78,15 +83,20 @@ def _skip_reason(line: CrontabLine) -> str | None:
     return command_too_long(line.shell_command or "")
 
 
-def _job(line: CrontabLine, path: str, default_timezone: str, hint: Advice) -> GeneratedJob:
+def _job(
+    line: CrontabLine, path: str, default_timezone: str, hint: Advice, owner: str | None = None
+) -> GeneratedJob:
+    """``owner`` is the user whose crontab a user-format file is (``--user``, or the name of a
+    file under a cron spool directory); system lines carry their own user field."""
     env = {k: v for k, v in line.env.items() if k not in _NOT_ENV}
-    home, where = home_of(line.user)
+    home, where = home_of(line.user or owner)
     return GeneratedJob(
         name=hint.name,
         command=line.shell_command or "",
         schedule=line.schedule or "",
         timezone=line.timezone or default_timezone,
         source=Source(path, line.number, line.text, line.user),
+        user=line.user or owner,
         shell=line.env.get("SHELL", "/bin/sh"),
         env=env,
         stdin=line.stdin,
@@ -140,8 +150,10 @@ def generate_registry(
     force: bool = False,
     dry_run: bool = False,
     timezone: str | None = None,
+    user: str | None = None,
 ) -> GenerateResult:
-    """Analyze ``paths`` and merge one entry per job line into the registry at ``output``."""
+    """Analyze ``paths`` and merge one entry per job line into the registry at ``output``;
+    ``user`` is whose crontab the user-format files are (system lines name their own)."""
     from migrate_cron.crontab.timezone import host_timezone
     from migrate_cron.migration.crontab_file import atomic_write
     from migrate_cron.migration.planning import STEPS, analyze_files
@@ -164,7 +176,7 @@ def generate_registry(
         advice[(str(Path(line.file).resolve()), line.number)] = Advice(
             name=r.job.name, policy=str(verdict.policy), note=note
         )
-    jobs, skipped = proposed_jobs(report.files, advice, zone)
+    jobs, skipped = proposed_jobs(report.files, advice, zone, user)
     registry_dir = output.resolve().parent
     with registry_lock(output, dry_run):
         before = output.read_text(encoding="utf-8") if output.exists() else ""

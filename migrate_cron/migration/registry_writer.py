@@ -56,6 +56,7 @@ class GeneratedJob:
     schedule: str
     timezone: str
     source: Source
+    user: str | None = None
     shell: str = "/bin/sh"
     env: Mapping[str, str] = field(default_factory=dict)
     stdin: str | None = None
@@ -303,7 +304,7 @@ def _new_entry(g: GeneratedJob, registry_dir: Path) -> Table:
 
 def _update_entry(t: Any, g: GeneratedJob, registry_dir: Path) -> None:
     _fill(t, g, registry_dir)
-    for key in ("stdin", "cwd"):
+    for key in ("stdin", "cwd", "user"):
         if getattr(g, key) is None and key in t:
             del t[key]
     del t["source"]
@@ -315,6 +316,8 @@ def _fill(t: Any, g: GeneratedJob, registry_dir: Path) -> None:
     t["timezone"] = g.timezone
     t["command"] = g.command
     t["shell"] = g.shell
+    if g.user is not None:
+        t["user"] = g.user  # the worker runs the command as this user, as cron did
     env = tomlkit.inline_table()
     env.update(dict(g.env))
     t["env"] = env

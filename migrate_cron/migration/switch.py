@@ -132,6 +132,18 @@ def migrate(
         number = _locate(text, expected, src.line, path, name, spec.mode)
         if number != src.line and spec.mode == "cron":
             notes.append(f"the line moved from {src.line} to {number} since generation")
+        if spec.user is not None:
+            notes.append(
+                f"the worker runs it as {spec.user}, as cron did (a worker that cannot become "
+                f"{spec.user} — not root, or no such user on its host — leaves it to others)"
+            )
+        elif src.user is not None:
+            notes.append(
+                f"cron ran it as {src.user}, but the registry has no `user` key: the worker "
+                f'would run it as its own user — add `user = "{src.user}"` to [jobs.{name}]'
+            )
+        else:
+            notes.append("the worker runs it as the worker's own user (no `user` key)")
         if to == "enqueue":
             try:
                 new_line = enqueue_line(src.text, src.user is not None, target.argv(name))

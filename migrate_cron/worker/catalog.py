@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from migrate_cron.errors import ConfigError, UsageError
@@ -21,6 +21,7 @@ from migrate_cron.worker.backoff import retry_delay
 from migrate_cron.worker.cancel import LEASE_LOST, Cancel
 from migrate_cron.worker.handlers import Context, HandlerFunc, call_handler, load_handler
 from migrate_cron.worker.handlers import registered as registered_handlers
+from migrate_cron.worker.identity import IdentityError, lookup
 from migrate_cron.worker.outcome import FAILED, RELEASE, Outcome
 from migrate_cron.worker.runner import command_outcome, run_command
 
@@ -46,6 +47,9 @@ class Catalog:
     output_cap: int = 8 * 1024
     kill_grace: float = 5.0
     rand: Callable[[], float] = random.random
+    #: Registry jobs this worker cannot run (it cannot become their ``user``), with why: they
+    #: are not claimed, and the worker says so once at start.
+    unrunnable: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def build(
@@ -60,9 +64,16 @@ class Catalog:
         """Load every kind this worker may run (all, or ``kinds``), importing handlers now."""
         base = Path(registry.path).resolve().parent
         tasks: dict[str, Task] = {}
+        unrunnable: dict[str, str] = {}
         for spec in registry:
             if kinds and spec.name not in kinds:
                 continue
+            if spec.user and spec.command is not None:
+                try:
+                    lookup(spec.user)
+                except IdentityError as exc:
+                    unrunnable[spec.name] = str(exc)
+                    continue
             tasks[spec.name] = _registry_task(registry.path, base, spec)
         for kind, entry in registered_handlers().items():  # after imports above registered them
             if kinds and kind not in kinds:
@@ -75,13 +86,13 @@ class Catalog:
                     )
                 continue
             tasks[kind] = Task(kind, entry.backoff, entry.timeout, func=entry.func)
-        missing = [k for k in (kinds or ()) if k not in tasks]
+        missing = [k for k in (kinds or ()) if k not in tasks and k not in unrunnable]
         if missing:
             raise UsageError(
                 f"--kinds: {', '.join(missing)} not in {registry.path} and no @handler "
                 "registered for it (import the module with --import)"
             )
-        return cls(registry.path, tasks, output_cap, kill_grace, rand)
+        return cls(registry.path, tasks, output_cap, kill_grace, rand, unrunnable)
 
     def run(self, job: Job, worker_id: str, cancel: Cancel) -> Outcome:
         """Run one claimed job and say how it went; never raises for the job's own failure."""

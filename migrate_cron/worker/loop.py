@@ -148,6 +148,8 @@ class Worker:
             heartbeat=s.heartbeat,
             kinds=_kinds_text(self._claimable()),
         )
+        for kind, why in sorted(self.catalog.unrunnable.items()):
+            self.log.event("not-claimed", f"job {kind!r} is left to other workers: {why}")
         self._heartbeat.start()
         self._fence.start()
         self._finisher.start()

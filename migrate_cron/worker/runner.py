@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from migrate_cron.registry import JobSpec
 from migrate_cron.store.models import Job
 from migrate_cron.worker.cancel import Cancel
+from migrate_cron.worker.identity import Identity, IdentityError, lookup
 from migrate_cron.worker.outcome import Outcome
 
 CRON_PATH = "/usr/bin:/bin"
@@ -88,9 +89,11 @@ def _user() -> tuple[str, str]:
         return os.environ.get("LOGNAME", "nobody"), os.environ.get("HOME", "/")
 
 
-def cron_environment(spec: JobSpec, job: Job) -> dict[str, str]:
-    """cron's minimal environment, the job's env lines on top, then our MIGRATE_CRON_* data."""
-    name, home = _user()
+def cron_environment(spec: JobSpec, job: Job, identity: Identity | None = None) -> dict[str, str]:
+    """cron's minimal environment, the job's env lines on top, then our MIGRATE_CRON_* data.
+    HOME, LOGNAME and USER are those of the user the command runs as (SHELL stays the
+    crontab's, /bin/sh by default, as cron sets it)."""
+    name, home = (identity.name, identity.home) if identity is not None else _user()
     env = {"HOME": home, "LOGNAME": name, "USER": name, "PATH": CRON_PATH, "SHELL": spec.shell}
     env.update(spec.env)
     env["MIGRATE_CRON_JOB_ID"] = str(job.id)
@@ -114,7 +117,11 @@ def run_command(
 ) -> CommandResult:
     """Run ``spec.command`` for ``job``; returns when the process and its pipes are done."""
     assert spec.command is not None
-    env = cron_environment(spec, job)
+    try:
+        identity = lookup(spec.user) if spec.user else None
+    except IdentityError as exc:  # the catalog filters these; a passwd change since start
+        return CommandResult(None, "", "", start_error=f"cannot run as {spec.user}: {exc}")
+    env = cron_environment(spec, job, identity)
     workdir = cwd or spec.cwd or env["HOME"]
     stdin_data = spec.stdin.encode() if spec.stdin else None
     try:
@@ -127,6 +134,7 @@ def run_command(
             env=env,
             start_new_session=True,
             close_fds=True,
+            **(identity.popen_kwargs() if identity is not None else {}),
         )
     except OSError as exc:
         where = f" in {workdir}" if getattr(exc, "filename", None) == workdir else ""
