@@ -81,7 +81,7 @@ say "Here we let migrate-cron create them directly in the SQLite file:"
 run migrate-cron db upgrade
 
 chapter "4. Migrate $FIRST: cron keeps the schedule, the queue runs the command"
-run migrate-cron migrate "$FIRST" --crontab shop.crontab
+run migrate-cron migrate "$FIRST" --crontab shop.crontab --format user
 
 chapter "5. Fire it as cron would: the same minute on two hosts"
 LINE_CMD=$("$PY" - "$FIRST" <<'EOF'

@@ -425,6 +425,11 @@ def render_terminal(report: Report) -> None:
             )
         console.print(table)
         console.print(f"[dim]{crontab.format_reason}[/dim]")
+        if crontab.format_inferred:
+            console.print(
+                "[yellow]the format was inferred from the lines, not from the file's place: "
+                "pass --format user|system if it is wrong (migrate asks for it)[/yellow]"
+            )
         console.print()
     _print_findings(console, report)
     _print_summary(console, report)

@@ -208,6 +208,15 @@ def generate_registry(
             metavar="NAME",
         ),
     ] = None,
+    file_format: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="user | system | auto: how to read the files (auto: from their place — "
+            "cron.d and /etc/crontab are system, cron's spool is user — else from their lines).",
+            metavar="FORMAT",
+        ),
+    ] = "auto",
     as_json: JsonFlag = False,
 ) -> None:
     """One registry entry per crontab line, merged into migrate-cron.toml.
@@ -227,7 +236,14 @@ def generate_registry(
         from migrate_cron.crontab.timezone import check_zone
 
         check_zone(tz)
-    result = generate(crontabs, output, force=force, dry_run=dry_run, timezone=tz, user=user)
+    if file_format not in ("auto", "user", "system"):
+        from migrate_cron.errors import UsageError
+
+        raise UsageError(f"--format must be user, system or auto, not {file_format!r}")
+    result = generate(
+        crontabs, output, force=force, dry_run=dry_run, timezone=tz, user=user,
+        file_format=file_format,
+    )  # fmt: skip
     if as_json:
         from dataclasses import asdict
 

@@ -22,6 +22,11 @@ if TYPE_CHECKING:
     from migrate_cron.migration.switch import SwitchResult, Target
 
 
+class FileFormat(StrEnum):
+    user = "user"
+    system = "system"
+
+
 class ToMode(StrEnum):
     enqueue = "enqueue"
     scheduler = "scheduler"
@@ -85,6 +90,16 @@ def migrate(
             "MIGRATE_CRON_DATABASE_URL (needed for URLs with a password).",
         ),
     ] = False,
+    file_format: Annotated[
+        FileFormat | None,
+        typer.Option(
+            "--format",
+            help="The crontab's format, when its place does not say it (cron.d and "
+            "/etc/crontab are system, cron's spool is user): required when its lines could "
+            "be read either way.",
+            case_sensitive=False,
+        ),
+    ] = None,
     as_json: JsonFlag = False,
     registry: RegistryPath = DEFAULT_REGISTRY,
     database_url: DatabaseUrl = DEFAULT_DATABASE_URL,
@@ -116,6 +131,7 @@ def migrate(
             crontab=crontab,
             dry_run=dry_run,
             install=install,
+            file_format=file_format.value if file_format else None,
         )
     except switch.AlreadyThere as exc:
         info(str(exc))

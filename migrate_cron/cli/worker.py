@@ -118,12 +118,12 @@ def worker(
 
     bound = settings.grace + settings.kill_grace + SHUTDOWN_SLACK
 
-    armed = threading.Event()
+    armed: list[bool] = []  # a plain list: a handler must not take an Event's lock
 
     def on_signal(_signum: int, _frame: object) -> None:
         threading.Thread(target=w.request_stop, daemon=True).start()
-        if not armed.is_set():
-            armed.set()
+        if not armed:
+            armed.append(True)
             _exit_after(bound, w.log)
 
     signal.signal(signal.SIGTERM, on_signal)

@@ -115,6 +115,9 @@ class CrontabFile:
     format_reason: str
     host: str | None = None
     problems: tuple[Problem, ...] = ()
+    #: True when neither ``--format`` nor the file's place (cron.d, /etc/crontab, cron's spool,
+    #: stdin) said the format and it was guessed from the lines themselves.
+    format_inferred: bool = False
 
     @property
     def jobs(self) -> list[CrontabLine]:

@@ -133,6 +133,8 @@ _AMBIGUOUS_USERS = frozenset(
 )
 _SYSTEM_PATHS = ("/etc/crontab",)
 _SYSTEM_DIRS = ("/etc/cron.d/",)
+#: cron's spool directories, where each user's crontab is a file named after the user.
+_SPOOL_DIRS = ("/var/spool/cron/crontabs", "/var/spool/cron", "/etc/crontabs")
 
 
 @dataclass
@@ -201,6 +203,9 @@ def _parse_crontab(data: str | bytes, path: str, format: str, host: str | None) 
         lines=tuple(lines),
         format=chosen,
         format_reason=reason,
+        format_inferred=format not in ("user", "system")
+        and format_from_path(path) is None
+        and _ambiguous(raws),
         host=host,
         problems=file_problems,
     )
@@ -497,12 +502,33 @@ def _zone_ok(name: str) -> bool:
 # -- user or system format -----------------------------------------------------------------
 
 
+def format_from_path(path: str) -> tuple[str, str] | None:
+    """The format a file's place says it has, as cron reads it: /etc/crontab and any file in a
+    ``cron.d`` directory are system crontabs (a user field before the command); a file in
+    cron's spool (named after its owner) and ``crontab -l`` output on stdin are user crontabs.
+    None when the path says nothing."""
+    if path == "-":
+        return "user", "user format: read from stdin (crontab -l output)"
+    normalized = os.path.abspath(path)
+    if normalized in _SYSTEM_PATHS or any(d in normalized for d in _SYSTEM_DIRS):
+        return "system", f"system format: {path} is a system crontab (user field before command)"
+    parent = os.path.dirname(normalized)
+    if os.path.basename(parent) == "cron.d":
+        return (
+            "system",
+            f"system format: {path} is in a cron.d directory (user field before command)",
+        )
+    if parent in _SPOOL_DIRS:
+        return "user", f"user format: {path} is a user's crontab in cron's spool"
+    return None
+
+
 def _choose_format(path: str, raws: list[str], requested: str) -> tuple[str, str]:
     if requested in ("user", "system"):
         return requested, f"{requested} format (as requested)"
-    normalized = os.path.abspath(path) if path != "-" else path
-    if normalized in _SYSTEM_PATHS or any(d in normalized for d in _SYSTEM_DIRS):
-        return "system", f"system format: {path} is a system crontab (user field before command)"
+    known = format_from_path(path)
+    if known is not None:
+        return known
     with_user = 0
     jobs = 0
     names: list[str] = []
@@ -525,6 +551,16 @@ def _choose_format(path: str, raws: list[str], requested: str) -> tuple[str, str
         "user format: the word after the schedule is the command"
         + (f" in {jobs - with_user} of {jobs} jobs" if jobs else "")
     )
+
+
+def _ambiguous(raws: list[str]) -> bool:
+    """Whether some job line's word after the schedule could be a user name (so the file could
+    be either format); a path or an option there can only be a command."""
+    for raw in raws[:2000]:
+        sixth, rest = _sixth_token(raw)
+        if sixth is not None and rest is not None and _USER_NAME.fullmatch(sixth):
+            return True
+    return False
 
 
 def _sixth_token(raw: str) -> tuple[str | None, str | None]:

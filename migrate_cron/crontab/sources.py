@@ -10,7 +10,9 @@ from migrate_cron.crontab.parser import parse_crontab
 from migrate_cron.errors import UsageError
 
 
-def load_crontab(path: Path, data: bytes | None = None) -> CrontabFile:
+def load_crontab(
+    path: Path, data: bytes | None = None, *, file_format: str = "auto"
+) -> CrontabFile:
     """Parse a crontab file (or ``data`` as if it were that file); a missing or unreadable
     file is a usage error naming it."""
     if data is None:
@@ -20,7 +22,7 @@ def load_crontab(path: Path, data: bytes | None = None) -> CrontabFile:
             raise UsageError(f"{path}: no such crontab file") from None
         except OSError as exc:
             raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    return parse_crontab(data, str(path))
+    return parse_crontab(data, str(path), format=file_format)
 
 
 #: Directories where cron keeps each user's crontab in a file named after the user: Debian

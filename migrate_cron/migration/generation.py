@@ -151,6 +151,7 @@ def generate_registry(
     dry_run: bool = False,
     timezone: str | None = None,
     user: str | None = None,
+    file_format: str = "auto",
 ) -> GenerateResult:
     """Analyze ``paths`` and merge one entry per job line into the registry at ``output``;
     ``user`` is whose crontab the user-format files are (system lines name their own)."""
@@ -161,7 +162,7 @@ def generate_registry(
     from migrate_cron.migration.switch import registry_lock
 
     zone = timezone or host_timezone()
-    report = analyze_files(paths, default_tz=zone)
+    report = analyze_files(paths, default_tz=zone, file_format=file_format)
     steps = {(p.file, p.line): p for p in report.plan}
     advice: dict[tuple[str, int], Advice] = {}
     for r in report.jobs:

@@ -43,6 +43,8 @@ class PlanRow:
     recommendation: str
     policy: str
     registry_name: str | None = None
+    #: ``--format user|system`` for ``migrate`` when the file's place does not say it.
+    format_hint: str | None = None
 
     @property
     def reason(self) -> str:
@@ -56,7 +58,8 @@ class PlanRow:
     def next_command(self) -> str:
         if self.step >= 4:
             return "-"
-        return f"migrate-cron migrate {self.job} --crontab {self.file}"
+        hint = f" --format {self.format_hint}" if self.format_hint else ""
+        return f"migrate-cron migrate {self.job} --crontab {self.file}{hint}"
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -78,7 +81,10 @@ class PlanRow:
 
 
 def analyze_files(
-    paths: Sequence[Path], now: datetime | None = None, default_tz: str | None = None
+    paths: Sequence[Path],
+    now: datetime | None = None,
+    default_tz: str | None = None,
+    file_format: str = "auto",
 ) -> Report:
     """Read and analyze crontab files (unreadable files are usage errors)."""
     from datetime import UTC
@@ -87,12 +93,13 @@ def analyze_files(
     from migrate_cron.crontab.sources import load_crontab as read_crontab
     from migrate_cron.crontab.timezone import host_timezone
 
-    files = [read_crontab(Path(p)) for p in paths]
+    files = [read_crontab(Path(p), file_format=file_format) for p in paths]
     return analyze(files, now=now or datetime.now(UTC), default_tz=default_tz or host_timezone())
 
 
 def plan_rows(report: Report) -> list[PlanRow]:
     text = {(line.file, line.number): line.text for f in report.files for line in f.lines}
+    inferred = {f.path: f.format for f in report.files if f.format_inferred}
     rows = []
     for item in report.plan:
         step, title = STEPS.get(str(item.category), (4, str(item.category)))
@@ -110,6 +117,7 @@ def plan_rows(report: Report) -> list[PlanRow]:
                 reasons=item.reasons,
                 recommendation=item.recommendation,
                 policy=item.policy,
+                format_hint=inferred.get(item.file),
             )
         )
     return rows

@@ -102,8 +102,13 @@ def migrate(
     dry_run: bool = False,
     install: bool = False,
     installer: Installer | None = None,
+    file_format: str | None = None,
 ) -> SwitchResult:
-    """Switch job ``name``'s crontab line to ``to`` (``enqueue`` or ``scheduler``)."""
+    """Switch job ``name``'s crontab line to ``to`` (``enqueue`` or ``scheduler``).
+
+    The crontab's format must be a fact — its place (cron.d, /etc/crontab, cron's spool) or
+    ``file_format`` — when its lines alone could be read either way: a system line rewritten
+    without its user field makes Debian's cron drop the whole file."""
     if to not in TARGET_MODES:
         raise UsageError(f"--to must be one of {', '.join(TARGET_MODES)}, not {to!r}")
     with registry_lock(registry_path, dry_run):
@@ -129,6 +134,8 @@ def migrate(
                 )
             expected, previous = spec.migration.line, spec.migration.previous_mode
         text = CrontabText.read(path)
+        # A crontab installed with `crontab -` is a user's crontab: that is a fact too.
+        _check_format(path, text, src.user, file_format or ("user" if install else None))
         number = _locate(text, expected, src.line, path, name, spec.mode)
         if number != src.line and spec.mode == "cron":
             notes.append(f"the line moved from {src.line} to {number} since generation")
@@ -263,6 +270,29 @@ def rollback(
 
 
 # ------------------------------------------------------------------------ internals
+def _check_format(path: Path, text: CrontabText, user: str | None, requested: str | None) -> None:
+    from migrate_cron.crontab.parser import parse_crontab
+
+    parsed = parse_crontab(text.render(), str(path), format=requested or "auto")
+    if parsed.format_inferred:
+        raise UsageError(
+            f"{path}: its format is only inferred from its lines ({parsed.format_reason}); "
+            "say which it is with --format user (a user's crontab) or --format system "
+            "(/etc/crontab or cron.d style: a user field before the command); nothing written"
+        )
+    if parsed.format == "system" and user is None:
+        raise Refused(
+            f"{path} is a system crontab but the registry recorded no user for this line: "
+            "re-run `migrate-cron generate registry` on it (--force) so the rewritten line "
+            "keeps its user field; nothing written"
+        )
+    if parsed.format == "user" and user is not None:
+        raise Refused(
+            f"{path} is a user crontab but the registry recorded the line with user {user!r}: "
+            "re-run `migrate-cron generate registry` on it (--force); nothing written"
+        )
+
+
 def _load(registry_path: Path, name: str) -> _Loaded:
     try:
         text = registry_path.read_text(encoding="utf-8")

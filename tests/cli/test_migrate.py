@@ -75,7 +75,7 @@ def test_quotes_substitutions_and_percent_survive_to_the_run(
     cli(project, tmp_path, "generate", "registry", "my.crontab")
     [name] = [j.name for j in load_registry(tmp_path / "migrate-cron.toml")]
     cli(project, tmp_path, "db", "upgrade")
-    cli(project, tmp_path, "migrate", name, "--crontab", "my.crontab")
+    cli(project, tmp_path, "migrate", name, "--crontab", "my.crontab", "--format", "user")
     assert fire_like_cron(cron_command(crontab, name), hosts=2, env=project) == [0, 0]
     cli(project, tmp_path, "worker", "--once")
     assert out.read_bytes() == (expected_dir / "o").read_bytes()
@@ -211,7 +211,7 @@ def test_migrations_without_a_database_still_lists_jobs(
     write(tmp_path / "c", "*/5 * * * * /opt/bin/sync-payments\n0 3 * * * /opt/bin/backup.sh\n")
     cli(project, tmp_path, "generate", "registry", "c")
     cli(project, tmp_path, "db", "upgrade")
-    cli(project, tmp_path, "migrate", "sync-payments", "--to", "scheduler")
+    cli(project, tmp_path, "migrate", "sync-payments", "--to", "scheduler", "--format", "user")
     env = {**project, "MIGRATE_CRON_DATABASE_URL": "postgresql://nobody@127.0.0.1:1/x"}
     proc = cli(env, tmp_path, "migrations", "--json")
     rows = {r["job"]: r for r in json.loads(proc.stdout)}
@@ -259,7 +259,7 @@ def test_rollback_refuses_a_migrated_line_that_was_copied(
     crontab = write(tmp_path / "c", "30 2 * * * /opt/bin/export-invoices\n")
     cli(project, tmp_path, "generate", "registry", "c")
     cli(project, tmp_path, "db", "upgrade")
-    cli(project, tmp_path, "migrate", "export-invoices", "--crontab", "c")
+    cli(project, tmp_path, "migrate", "export-invoices", "--crontab", "c", "--format", "user")
     migrated = crontab.read_text()
     crontab.write_text(migrated + migrated)  # someone pasted the new line twice
     before = crontab.read_bytes()
@@ -269,3 +269,68 @@ def test_rollback_refuses_a_migrated_line_that_was_copied(
     crontab.write_text(migrated)
     cli(project, tmp_path, "rollback", "export-invoices")
     assert crontab.read_text() == "30 2 * * * /opt/bin/export-invoices\n"
+
+
+def test_migrate_asks_for_the_format_when_only_the_lines_suggest_it(
+    tmp_path: Path, project: dict[str, str]
+) -> None:
+    crontab = write(tmp_path / "munin.crontab", "*/5 * * * * munin test -x /usr/bin/munin-cron\n")
+    cli(project, tmp_path, "generate", "registry", "munin.crontab")
+    cli(project, tmp_path, "db", "upgrade")
+    [name] = [j.name for j in load_registry(tmp_path / "migrate-cron.toml")]
+    before = crontab.read_bytes()
+    refused = cli(project, tmp_path, "migrate", name, "--crontab", "munin.crontab", code=2)
+    assert "--format" in refused.stderr and "nothing written" in refused.stderr
+    assert crontab.read_bytes() == before
+
+
+def test_a_cron_d_line_of_an_unknown_user_keeps_its_user_field(
+    tmp_path: Path, project: dict[str, str]
+) -> None:
+    crond = tmp_path / "cron.d"
+    crond.mkdir()
+    crontab = write(crond / "munin", "*/5 * * * * munin test -x /usr/bin/munin-cron\n")
+    cli(project, tmp_path, "generate", "registry", str(crontab))
+    [spec] = list(load_registry(tmp_path / "migrate-cron.toml"))
+    assert spec.user == "munin" and spec.command == "test -x /usr/bin/munin-cron"
+    cli(project, tmp_path, "db", "upgrade")
+    cli(project, tmp_path, "migrate", spec.name, "--crontab", str(crontab))
+    [job] = read_crontab(str(crontab)).jobs
+    assert job.user == "munin" and "enqueue" in (job.command or "")
+
+
+def test_every_rewritten_system_line_keeps_its_user(tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    from migrate_cron.crontab.parser import parse_crontab
+    from migrate_cron.migration.generation import generate_registry
+    from migrate_cron.migration.switch import AlreadyThere, Target, migrate
+
+    samples = Path(__file__).resolve().parents[2] / "samples"
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures"
+    checked = 0
+    for sample in sorted([*samples.iterdir(), *fixtures.rglob("*")]):
+        if not sample.is_file() or sample.suffix in (".json", ".toml", ".sh", ".csv", ".md"):
+            continue
+        data = sample.read_bytes()
+        parsed = parse_crontab(data, str(sample))
+        if parsed.format != "system" or not parsed.jobs:
+            continue
+        work = tmp_path / f"{checked}"
+        work.mkdir()
+        crontab = work / sample.name
+        crontab.write_bytes(data)
+        registry = work / "migrate-cron.toml"
+        generate_registry([crontab], registry, timezone="UTC")
+        target = Target("/usr/bin/migrate-cron", str(registry), "sqlite:////q.db")
+        for spec in load_registry(registry):
+            try:
+                migrate(registry, spec.name, "enqueue", target, datetime.now(UTC),
+                        file_format="system")  # fmt: skip
+            except AlreadyThere:
+                continue
+        after = parse_crontab(crontab.read_bytes(), str(crontab), format="system")
+        users_before = [j.user for j in parsed.jobs]
+        assert [j.user for j in after.jobs] == users_before, sample
+        checked += 1
+    assert checked >= 2, "no system crontab among the samples and fixtures"

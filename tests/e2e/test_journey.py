@@ -74,9 +74,9 @@ def test_the_journey_of_one_line(
 
         # 5. migrate: a dry run changes nothing; the real one rewrites only line 12
         registry_before = registry.read_bytes()
-        assert "+*/5 * * * *" in cli("migrate", name, "--crontab", "shop.crontab", "--dry-run")
+        assert "+*/5 * * * *" in cli("migrate", name, "--crontab", "shop.crontab", "--format", "user", "--dry-run")
         assert crontab.read_bytes() == original and registry.read_bytes() == registry_before
-        cli("migrate", name, "--crontab", "shop.crontab")
+        cli("migrate", name, "--crontab", "shop.crontab", "--format", "user")
         after = crontab.read_bytes().split(b"\n")
         before = original.split(b"\n")
         assert [i for i, (a, b) in enumerate(zip(after, before, strict=True)) if a != b] == [11]
@@ -127,7 +127,7 @@ def test_the_journey_of_one_line(
         edited = original.replace(b"--limit=250", b"--limit=500")
         crontab.write_bytes(edited)
         registry_before = registry.read_bytes()
-        message = cli("migrate", name, "--crontab", "shop.crontab", code=1)
+        message = cli("migrate", name, "--crontab", "shop.crontab", "--format", "user", code=1)
         assert "changed since the registry was generated" in message
         assert "--limit=250" in message and "--limit=500" in message and "--force" in message
         assert crontab.read_bytes() == edited and registry.read_bytes() == registry_before

@@ -12,6 +12,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from migrate_cron.crontab.parser import parse_crontab
 from migrate_cron.migration.generation import generate_registry
 from migrate_cron.migration.switch import AlreadyThere, Target, migrate, rollback
 from migrate_cron.registry import load_registry
@@ -55,6 +56,7 @@ def test_rolling_everything_back_restores_the_file(
         registry = root / "migrate-cron.toml"
         generate_registry([crontab], registry, timezone="UTC")
         names = [j.name for j in load_registry(registry)]
+        fmt = parse_crontab(data, str(crontab)).format  # what generate read it as, said out loud
         target = Target("/opt/migrate cron/bin/migrate-cron", str(registry), "sqlite:////q.db")
         for index, op in ops:
             if not names:
@@ -64,7 +66,7 @@ def test_rolling_everything_back_restores_the_file(
                 if op == "rollback":
                     rollback(registry, name)
                 else:
-                    migrate(registry, name, op, target, NOW)
+                    migrate(registry, name, op, target, NOW, file_format=fmt)
             except AlreadyThere:
                 pass
             assert len(crontab.read_bytes().split(b"\n")) == len(data.split(b"\n"))

@@ -3,16 +3,27 @@ from __future__ import annotations
 import tomllib
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from migrate_cron.errors import UsageError
-from migrate_cron.migration.switch import AlreadyThere, Refused, Target, migrate, rollback
+from migrate_cron.migration import switch
+from migrate_cron.migration.switch import AlreadyThere, Refused, SwitchResult, Target, rollback
 from migrate_cron.registry import load_registry, parse_registry
 
 from .helpers import FakeInstaller, job, write_registry
 
 NOW = datetime(2025, 3, 1, 9, 12, tzinfo=UTC)
+
+
+def migrate(*args: Any, **kwargs: Any) -> SwitchResult:
+    """These crontabs are user crontabs whose place does not say so: say it, as a user would
+    with --format user (tests/cli/test_migrate.py covers the refusal)."""
+    kwargs.setdefault("file_format", "user")
+    return switch.migrate(*args, **kwargs)
+
+
 CRONTAB = (
     b"# shop\nMAILTO=ops@example.com\n\n"
     b"30 2 * * * cd /srv && php artisan invoices:export%a\\%b\n"
@@ -178,7 +189,7 @@ def test_system_crontabs_are_not_installed(tmp_path: Path) -> None:
     target = Target("/mc", str(registry))
     with pytest.raises(UsageError, match="system crontab"):
         migrate(registry, "x", "enqueue", target, NOW, install=True)
-    migrate(registry, "x", "enqueue", target, NOW)
+    migrate(registry, "x", "enqueue", target, NOW, file_format="system")
     assert crontab.read_bytes() == (
         b"30 2 * * * www-data /mc enqueue x --quiet --registry " + str(registry).encode() + b"\n"
     )
