@@ -44,13 +44,14 @@ from pathlib import Path
 from typing import Any
 
 from migrate_cron.errors import ConfigError, UnknownJob, UsageError
+from migrate_cron.vocabulary import Mode, Policy
 
-POLICIES = ("skip", "run-once", "backfill")
+POLICIES = tuple(Policy)
 # Bounds keep every value inside what the database columns and timedelta can hold.
 MAX_ATTEMPTS_LIMIT = 1000
 MAX_BACKFILL_LIMIT = 100_000
 MAX_SECONDS = 366 * 86400.0
-MODES = ("cron", "enqueue", "scheduler")
+MODES = tuple(Mode)
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:")
 
 

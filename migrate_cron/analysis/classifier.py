@@ -18,20 +18,15 @@ from enum import StrEnum
 from functools import lru_cache
 
 from migrate_cron.analysis.finding import Finding
-from migrate_cron.analysis.job import Job
+from migrate_cron.analysis.job import CronJob
 from migrate_cron.analysis.rules import every_minutes, handover_words
+from migrate_cron.vocabulary import Policy
 
 
 class Recommendation(StrEnum):
     QUEUE = "queue"
     SCHEDULE_ENQUEUE = "schedule+enqueue"
     KEEP = "keep"
-
-
-class Policy(StrEnum):
-    SKIP = "skip"
-    RUN_ONCE = "run-once"
-    BACKFILL = "backfill"
 
 
 @dataclass(frozen=True)
@@ -98,7 +93,7 @@ class Signals:
     maintenance: bool
 
 
-def signals_of(job: Job, findings: Sequence[Finding]) -> Signals:
+def signals_of(job: CronJob, findings: Sequence[Finding]) -> Signals:
     """The inputs of the verdict. Text tests the decision cannot reach are left False, so
     equal decisions share one cached verdict and cost no regular expression."""
     text = job.command.lower
@@ -129,7 +124,7 @@ def signals_of(job: Job, findings: Sequence[Finding]) -> Signals:
     )
 
 
-def classify(job: Job, findings: Sequence[Finding]) -> Classification:
+def classify(job: CronJob, findings: Sequence[Finding]) -> Classification:
     return verdict_for(signals_of(job, findings))
 
 

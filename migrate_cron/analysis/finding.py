@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from migrate_cron.crontab.entry import Severity
 
 if TYPE_CHECKING:
-    from migrate_cron.analysis.job import Job
+    from migrate_cron.analysis.job import CronJob
 
 __all__ = ["Context", "Finding", "Hit", "Rule", "Severity"]
 
@@ -64,9 +64,9 @@ class Rule:
     severity: Severity
     explanation: str
     fix: str
-    check: Callable[[Job, Context], Hit | None] | None = None
+    check: Callable[[CronJob, Context], Hit | None] | None = None
 
-    def finding(self, job: Job, hit: Hit) -> Finding:
+    def finding(self, job: CronJob, hit: Hit) -> Finding:
         return Finding(
             rule=self.id,
             severity=self.severity,

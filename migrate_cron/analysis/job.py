@@ -28,7 +28,7 @@ class Cadence:
 
 
 @dataclass(frozen=True)
-class Job:
+class CronJob:
     line: CrontabLine
     host: str | None
     schedule: Schedule | None  # None for @reboot
@@ -42,7 +42,7 @@ class Job:
         return self.schedule is None
 
 
-def make_job(line: CrontabLine, host: str | None, default_tz: str, name: str) -> Job:
+def make_job(line: CrontabLine, host: str | None, default_tz: str, name: str) -> CronJob:
     timezone = line.timezone or default_tz
     assert line.schedule is not None and line.command is not None
     if line.schedule == "@reboot":
@@ -51,7 +51,7 @@ def make_job(line: CrontabLine, host: str | None, default_tz: str, name: str) ->
     else:
         schedule = schedule_for(line.schedule, timezone)
         cadence = cadence_of(line.schedule)
-    return Job(
+    return CronJob(
         line=line,
         host=host,
         schedule=schedule,

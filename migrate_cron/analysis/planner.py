@@ -18,7 +18,7 @@ from enum import StrEnum
 
 from migrate_cron.analysis.classifier import Classification, classify
 from migrate_cron.analysis.finding import Finding
-from migrate_cron.analysis.job import Job
+from migrate_cron.analysis.job import CronJob
 
 
 class Category(StrEnum):
@@ -58,7 +58,7 @@ _LONG_RUN_RULES = ("longer-than-interval", "overlap-lock", "http-no-timeout", "b
 
 
 def plan(
-    entries: Sequence[Job],
+    entries: Sequence[CronJob],
     findings: Sequence[Finding],
     classifications: Sequence[Classification] | None = None,
 ) -> list[PlanItem]:
@@ -80,12 +80,12 @@ def plan(
 
 
 def plan_jobs(
-    entries: Sequence[Job],
+    entries: Sequence[CronJob],
     findings: Sequence[Sequence[Finding]],
     verdicts: Sequence[Classification],
 ) -> list[PlanItem]:
     """``plan`` with each job's findings and verdict already at hand (same order)."""
-    ranked: list[tuple[tuple[object, ...], Job, Category, tuple[str, ...], Classification]] = []
+    ranked: list[tuple[tuple[object, ...], CronJob, Category, tuple[str, ...], Classification]] = []
     for job, own, verdict in zip(entries, findings, verdicts, strict=True):
         category, reasons = _categorise(job, own, verdict)
         runs = job.cadence.runs_per_day if job.cadence else 0.0
@@ -117,7 +117,7 @@ def plan_jobs(
 
 
 def _categorise(
-    job: Job, findings: Sequence[Finding], verdict: Classification
+    job: CronJob, findings: Sequence[Finding], verdict: Classification
 ) -> tuple[Category, tuple[str, ...]]:
     rules = [f.rule for f in findings]
     if job.is_reboot or "framework-scheduler" in rules:

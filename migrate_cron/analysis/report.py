@@ -20,7 +20,7 @@ from typing import Any
 from migrate_cron.analysis.classifier import Classification, classify
 from migrate_cron.analysis.command import read_command
 from migrate_cron.analysis.finding import Context, Finding, Hit, Rule
-from migrate_cron.analysis.job import Job, make_job
+from migrate_cron.analysis.job import CronJob, make_job
 from migrate_cron.analysis.planner import PlanItem, plan_jobs
 from migrate_cron.analysis.rules import (
     DUPLICATE,
@@ -41,7 +41,7 @@ SCHEMA_VERSION = 1
 
 @dataclass(frozen=True)
 class JobReport:
-    job: Job
+    job: CronJob
     findings: tuple[Finding, ...]
     classification: Classification
     next_runs: tuple[datetime, ...]
@@ -93,7 +93,7 @@ def _analyze(
     default_tz: str,
 ) -> Report:
     ctx = Context(now=now)
-    jobs: list[Job] = []
+    jobs: list[CronJob] = []
     own: list[list[Finding]] = []  # per job: syntax warnings of its line, then rule findings
     in_order: list[list[Finding]] = []  # per line with findings, in file order (shared lists)
     names: Counter[str] = Counter()
@@ -159,7 +159,7 @@ def _analyze(
     )
 
 
-def _per_line_hits(job: Job, ctx: Context) -> list[tuple[Rule, Hit]]:
+def _per_line_hits(job: CronJob, ctx: Context) -> list[tuple[Rule, Hit]]:
     hits: list[tuple[Rule, Hit]] = []
     for rule in PER_LINE:
         hit = rule.check(job, ctx)  # type: ignore[misc]
@@ -168,7 +168,7 @@ def _per_line_hits(job: Job, ctx: Context) -> list[tuple[Rule, Hit]]:
     return hits
 
 
-def _description(job: Job) -> str:
+def _description(job: CronJob) -> str:
     return job.schedule.describe() if job.schedule else "at boot (when cron starts)"
 
 

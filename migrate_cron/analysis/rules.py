@@ -15,7 +15,7 @@ from datetime import date, datetime, timedelta
 from functools import lru_cache
 
 from migrate_cron.analysis.finding import Context, Finding, Hit, Rule
-from migrate_cron.analysis.job import Job, schedule_for
+from migrate_cron.analysis.job import CronJob, schedule_for
 from migrate_cron.crontab.entry import CrontabLine, Problem, Severity
 from migrate_cron.crontab.fields import SPECS, CronFields, FieldSpec
 from migrate_cron.crontab.timezone import zone_table
@@ -31,7 +31,7 @@ def every_minutes(gap: float) -> str:
     return "every minute" if gap == 1 else f"every {gap:g} minutes"
 
 
-def _poll(job: Job, ctx: Context) -> Hit | None:
+def _poll(job: CronJob, ctx: Context) -> Hit | None:
     cadence = job.cadence
     if cadence is None or cadence.typical_gap is None or cadence.typical_gap > POLL_MINUTES:
         return None
@@ -47,7 +47,7 @@ _LOCK = re.compile(
 )
 
 
-def _lock(job: Job, ctx: Context) -> Hit | None:
+def _lock(job: CronJob, ctx: Context) -> Hit | None:
     text = job.command.lower
     if not ("lock" in text or "pid" in text or "run-one" in text or "solo" in text):
         return None
@@ -60,7 +60,7 @@ def _lock(job: Job, ctx: Context) -> Hit | None:
 _SLEEP = re.compile(r"^\s*sleep\s+(\$\(\(.*?\)\)|\$\{?random\S*|[^\s;&]+)\s*(?:;|&&)")
 
 
-def _sleep(job: Job, ctx: Context) -> Hit | None:
+def _sleep(job: CronJob, ctx: Context) -> Hit | None:
     text = job.command.lower
     if "sleep" not in text:
         return None
@@ -84,7 +84,7 @@ def _sleep(job: Job, ctx: Context) -> Hit | None:
 _DISCARD = re.compile(r"(?:1?>\s*/dev/null\s*2>&1|&>\s*/dev/null|>&\s*/dev/null|2>\s*/dev/null)")
 
 
-def _output(job: Job, ctx: Context) -> Hit | None:
+def _output(job: CronJob, ctx: Context) -> Hit | None:
     text = job.command.lower
     if "/dev/null" not in text:
         return None
@@ -98,7 +98,7 @@ def _output(job: Job, ctx: Context) -> Hit | None:
 _SWALLOW = re.compile(r"\|\|\s*(?:true|:|exit\s+0)\b|\|\|\s*:\s*$|;\s*(?:exit\s+0|true)\s*$")
 
 
-def _swallow(job: Job, ctx: Context) -> Hit | None:
+def _swallow(job: CronJob, ctx: Context) -> Hit | None:
     text = job.command.lower
     if "||" not in text and "exit" not in text and "true" not in text:
         return None
@@ -134,7 +134,7 @@ _FRAMEWORKS = (
 )
 
 
-def _framework(job: Job, ctx: Context) -> Hit | None:
+def _framework(job: CronJob, ctx: Context) -> Hit | None:
     cadence = job.cadence
     if cadence is None or cadence.typical_gap is None or cadence.typical_gap > POLL_MINUTES:
         return None
@@ -158,7 +158,7 @@ _BATCH = re.compile(
 )
 
 
-def _batch(job: Job, ctx: Context) -> Hit | None:
+def _batch(job: CronJob, ctx: Context) -> Hit | None:
     text = job.command.lower
     if "limit" not in text and "batch" not in text and "chunk" not in text and "--" not in text:
         return None
@@ -179,7 +179,7 @@ _CURL_TIMEOUT = re.compile(r"--max-time\b|(?<![\w-])-m\s*\d|(?<![\w-])-\w*m\s+\d
 _WGET_TIMEOUT = re.compile(r"--timeout\b|--read-timeout\b|(?<![\w-])-t\s*\d|(?<![\w-])-T\s*\d")
 
 
-def _http(job: Job, ctx: Context) -> Hit | None:
+def _http(job: CronJob, ctx: Context) -> Hit | None:
     text = job.command.lower
     if "curl" not in text and "wget" not in text:
         return None
@@ -204,7 +204,7 @@ def _http(job: Job, ctx: Context) -> Hit | None:
     )
 
 
-def _dst(job: Job, ctx: Context) -> Hit | None:
+def _dst(job: CronJob, ctx: Context) -> Hit | None:
     schedule = job.schedule
     if schedule is None or not schedule.fixed_time:
         return None
@@ -243,7 +243,7 @@ def _dst_hit(expr: str, timezone: str, year: int) -> Hit | None:
     return None
 
 
-def _reboot(job: Job, ctx: Context) -> Hit | None:
+def _reboot(job: CronJob, ctx: Context) -> Hit | None:
     if not job.is_reboot:
         return None
     return Hit("runs once when cron starts (after a reboot), not on a schedule")
@@ -298,7 +298,7 @@ _WEAK_HANDOVER = frozenset(
 _MAILERS = frozenset(("mail", "mailx", "sendmail", "mutt"))
 
 
-def handover_words(job: Job) -> tuple[str, ...]:
+def handover_words(job: CronJob) -> tuple[str, ...]:
     """The words that say this job hands work to someone else (a third party, a customer).
 
     Mailing a report to yourself is not a hand-over: output piped to ``mail`` and a job whose
@@ -324,7 +324,7 @@ def _handover_words(lower: str, program: str) -> tuple[str, ...]:
     return tuple(seen)
 
 
-def _handover(job: Job, ctx: Context) -> Hit | None:
+def _handover(job: CronJob, ctx: Context) -> Hit | None:
     words = handover_words(job)
     if not words or job.is_reboot:
         return None
@@ -443,9 +443,9 @@ DURATION = Rule(
 )
 
 
-def hidden_ordering(jobs: Sequence[Job]) -> list[tuple[Job, Hit]]:
+def hidden_ordering(jobs: Sequence[CronJob]) -> list[tuple[CronJob, Hit]]:
     """Once-a-day jobs in one file on the same days, started 1-30 minutes after another."""
-    groups: dict[tuple[object, ...], list[tuple[int, Job]]] = defaultdict(list)
+    groups: dict[tuple[object, ...], list[tuple[int, CronJob]]] = defaultdict(list)
     for job in jobs:
         if job.schedule is None:
             continue
@@ -454,7 +454,7 @@ def hidden_ordering(jobs: Sequence[Job]) -> list[tuple[Job, Hit]]:
             continue
         key = (job.host, job.line.file, job.timezone, f.days, f.months, f.weekdays, f.day_or)
         groups[key].append((f.hours[0] * 60 + f.minutes[0], job))
-    hits: list[tuple[Job, Hit]] = []
+    hits: list[tuple[CronJob, Hit]] = []
     for members in groups.values():
         if len(members) < 2:
             continue
@@ -477,13 +477,13 @@ def hidden_ordering(jobs: Sequence[Job]) -> list[tuple[Job, Hit]]:
     return hits
 
 
-def duplicates(jobs: Sequence[Job]) -> list[tuple[Job, Hit]]:
+def duplicates(jobs: Sequence[CronJob]) -> list[tuple[CronJob, Hit]]:
     """The same schedule, user and command in several files or on several hosts."""
-    groups: dict[tuple[str, str | None, str], list[Job]] = defaultdict(list)
+    groups: dict[tuple[str, str | None, str], list[CronJob]] = defaultdict(list)
     for job in jobs:
         key = (job.line.schedule or "", job.line.user, " ".join(job.command.text.split()))
         groups[key].append(job)
-    hits: list[tuple[Job, Hit]] = []
+    hits: list[tuple[CronJob, Hit]] = []
     for members in groups.values():
         places = {(j.host, j.line.file) for j in members}
         if len(places) < 2:
@@ -503,11 +503,11 @@ def duplicates(jobs: Sequence[Job]) -> list[tuple[Job, Hit]]:
     return hits
 
 
-def too_long(jobs: Sequence[Job], durations: Mapping[str, float]) -> list[tuple[Job, Hit]]:
+def too_long(jobs: Sequence[CronJob], durations: Mapping[str, float]) -> list[tuple[CronJob, Hit]]:
     """Jobs whose measured duration exceeds the gap between two of their runs."""
     if not durations:
         return []
-    hits: list[tuple[Job, Hit]] = []
+    hits: list[tuple[CronJob, Hit]] = []
     for job in jobs:
         if job.cadence is None:
             continue
@@ -528,7 +528,7 @@ def too_long(jobs: Sequence[Job], durations: Mapping[str, float]) -> list[tuple[
     return hits
 
 
-def duration_of(job: Job, durations: Mapping[str, float]) -> float | None:
+def duration_of(job: CronJob, durations: Mapping[str, float]) -> float | None:
     """Match a durations row to a job: its name, ``file:line``, ``host:file:line``, or a
     distinctive word (4+ characters) of its command."""
     for key in (

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from migrate_cron.cli.common import JsonFlag
+from migrate_cron.cli.common import JsonFlag, TzOption
 from migrate_cron.crontab.timezone import check_zone, host_timezone
 from migrate_cron.errors import UsageError
 
@@ -123,14 +123,7 @@ def analyze_command(
             metavar="FILE",
         ),
     ] = None,
-    tz: Annotated[
-        str | None,
-        typer.Option(
-            "--tz",
-            help="Timezone cron runs in for files without CRON_TZ (default: this host's).",
-            metavar="ZONE",
-        ),
-    ] = None,
+    tz: TzOption = None,
 ) -> None:
     """Read crontabs exactly as cron does and say what to do with every line."""
     from migrate_cron.analysis.report import analyze, read_durations

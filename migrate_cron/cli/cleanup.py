@@ -91,12 +91,9 @@ def cleanup(
 
 def _age(text: str, option: str) -> float | None:
     from migrate_cron.errors import UsageError
-    from migrate_cron.ops.cleanup import NEVER
-    from migrate_cron.ops.durations import parse_duration
+    from migrate_cron.ops.cleanup import retention_age
 
-    if text.strip().lower() in NEVER:
-        return None
-    seconds = parse_duration(text, option=option)
-    if seconds <= 0:
-        raise UsageError(f"{option}: must be longer than 0s (or 'never')")
-    return seconds
+    try:
+        return retention_age(text, option)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None

@@ -139,3 +139,13 @@ def reflow(doc: str | None) -> str | None:
         return doc
     paragraphs = inspect.cleandoc(doc).split("\n\n")
     return "\n\n".join(" ".join(p.split()) for p in paragraphs)
+
+
+TzOption = Annotated[
+    str | None,
+    typer.Option(
+        "--tz",
+        help="Timezone cron runs in for files without CRON_TZ (default: this host's).",
+        metavar="ZONE",
+    ),
+]

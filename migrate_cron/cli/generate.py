@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from migrate_cron.cli.common import JsonFlag, TablePrefix, info, print_json, reflow
+from migrate_cron.cli.common import JsonFlag, TablePrefix, TzOption, info, print_json, reflow
 from migrate_cron.config import DEFAULT_REGISTRY
 
 generate_app = typer.Typer(
@@ -190,14 +190,7 @@ def generate_registry(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show the registry diff; write nothing.")
     ] = False,
-    tz: Annotated[
-        str | None,
-        typer.Option(
-            "--tz",
-            help="Timezone cron runs in for files without CRON_TZ (default: this host's).",
-            metavar="ZONE",
-        ),
-    ] = None,
+    tz: TzOption = None,
     user: Annotated[
         str | None,
         typer.Option(

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from migrate_cron.cli.common import JsonFlag, reflow
+from migrate_cron.cli.common import JsonFlag, TzOption, reflow
 from migrate_cron.config import DEFAULT_REGISTRY, REGISTRY_ENV
 
 if TYPE_CHECKING:
@@ -28,14 +28,7 @@ def plan(
     markdown: Annotated[
         bool, typer.Option("--markdown", help="Markdown for a ticket or pull request.")
     ] = False,
-    tz: Annotated[
-        str | None,
-        typer.Option(
-            "--tz",
-            help="Timezone cron runs in for files without CRON_TZ (default: this host's).",
-            metavar="ZONE",
-        ),
-    ] = None,
+    tz: TzOption = None,
     registry: Annotated[
         str | None,
         typer.Option(

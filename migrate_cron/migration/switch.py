@@ -30,8 +30,9 @@ from migrate_cron.migration.crontab_file import CrontabText, atomic_write, backu
 from migrate_cron.migration.install import Installer
 from migrate_cron.migration.rewrite import enqueue_line, scheduler_line
 from migrate_cron.registry import JobSpec, Migration, Registry, parse_registry
+from migrate_cron.vocabulary import Mode
 
-TARGET_MODES = ("enqueue", "scheduler")
+TARGET_MODES = (Mode.ENQUEUE, Mode.SCHEDULER)
 STATE_DIR = ".migrate-cron"
 
 

@@ -32,6 +32,16 @@ class CleanupStopped(Exception):
     """The worker is shutting down (or the timeout passed): stop between chunks."""
 
 
+def retention_age(text: str, option: str) -> float | None:
+    """Seconds from a retention like "7d"; None for "never" (keep that state forever)."""
+    if text.strip().lower() in NEVER:
+        return None
+    seconds = parse_duration(text, option=option)
+    if seconds <= 0:
+        raise ValueError(f"{option}: must be longer than 0s (or 'never')")
+    return seconds
+
+
 def retention(payload: Any) -> tuple[float | None, float | None, int]:
     """(done age, failed age, batch) from a payload dict; ``"never"`` keeps a state."""
     options: dict[str, Any] = dict(DEFAULTS)
@@ -42,13 +52,7 @@ def retention(payload: Any) -> tuple[float | None, float | None, int]:
         options.update(payload)
 
     def age(key: str) -> float | None:
-        value = str(options[key])
-        if value.strip().lower() in NEVER:
-            return None
-        seconds = parse_duration(value, option=key)
-        if seconds <= 0:
-            raise ValueError(f"{key}: must be longer than 0s (or 'never')")
-        return seconds
+        return retention_age(str(options[key]), key)
 
     batch = int(options["batch"])
     if batch < 1:

@@ -19,15 +19,17 @@ A slot is *on time* when ``now - slot <= misfire_grace``: it is enqueued whateve
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-SKIP = "skip"
-RUN_ONCE = "run-once"
-BACKFILL = "backfill"
-POLICIES = (SKIP, RUN_ONCE, BACKFILL)
+from migrate_cron.vocabulary import Policy
+
+SKIP = Policy.SKIP
+RUN_ONCE = Policy.RUN_ONCE
+BACKFILL = Policy.BACKFILL
+POLICIES = tuple(Policy)
 
 ENQUEUE = "enqueue"
 RECORD_SKIPPED = "skip"
@@ -97,14 +99,30 @@ class MissedRunPolicy:
     def _missed(self, missed: Sequence[datetime]) -> list[Decision]:
         if not missed:
             return []
-        if self.policy == SKIP:
-            return [Decision(s, RECORD_SKIPPED, MISSED) for s in missed]
-        if self.policy == RUN_ONCE:
-            older = [Decision(s, RECORD_SKIPPED, COALESCED) for s in missed[:-1]]
-            return [*older, Decision(missed[-1], ENQUEUE, CATCH_UP)]
-        cut = max(len(missed) - self.max_backfill, 0)
-        dropped = [Decision(s, RECORD_SKIPPED, OVER_CAP) for s in missed[:cut]]
-        return [*dropped, *(Decision(s, ENQUEUE, CATCH_UP) for s in missed[cut:])]
+        return MISSED_RULES[Policy(self.policy)](missed, self.max_backfill)
+
+
+def _skip(missed: Sequence[datetime], _cap: int) -> list[Decision]:
+    return [Decision(s, RECORD_SKIPPED, MISSED) for s in missed]
+
+
+def _run_once(missed: Sequence[datetime], _cap: int) -> list[Decision]:
+    older = [Decision(s, RECORD_SKIPPED, COALESCED) for s in missed[:-1]]
+    return [*older, Decision(missed[-1], ENQUEUE, CATCH_UP)]
+
+
+def _backfill(missed: Sequence[datetime], cap: int) -> list[Decision]:
+    cut = max(len(missed) - cap, 0)
+    dropped = [Decision(s, RECORD_SKIPPED, OVER_CAP) for s in missed[:cut]]
+    return [*dropped, *(Decision(s, ENQUEUE, CATCH_UP) for s in missed[cut:])]
+
+
+#: One rule per policy: adding a policy is a member of ``Policy`` and one entry here.
+MISSED_RULES: dict[Policy, Callable[[Sequence[datetime], int], list[Decision]]] = {
+    Policy.SKIP: _skip,
+    Policy.RUN_ONCE: _run_once,
+    Policy.BACKFILL: _backfill,
+}
 
 
 def plan(

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from migrate_cron.clock import FakeClock
-from migrate_cron.scheduler.ledger import MemoryLedger
+from migrate_cron.scheduler.memory_runs import MemoryLedger
 from migrate_cron.scheduler.scheduler import RunEvent, ScheduledJob, Scheduler
 
 

@@ -30,7 +30,7 @@ from collections import deque
 
 from migrate_cron.store import Store
 from migrate_cron.store.base import describe_error
-from migrate_cron.worker.ledger import Ledger
+from migrate_cron.worker.inflight import Ledger
 from migrate_cron.worker.log import WorkerLog
 from migrate_cron.worker.outage import OUTAGE_ERRORS, Outage
 from migrate_cron.worker.outcome import DONE, FAILED, RELEASE, Outcome

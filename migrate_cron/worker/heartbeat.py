@@ -30,7 +30,7 @@ import time
 from migrate_cron.store import Store
 from migrate_cron.store.models import Job, JobState
 from migrate_cron.worker.cancel import LEASE_LOST
-from migrate_cron.worker.ledger import Ledger
+from migrate_cron.worker.inflight import Ledger
 from migrate_cron.worker.log import WorkerLog
 from migrate_cron.worker.outage import OUTAGE_ERRORS, Outage
 

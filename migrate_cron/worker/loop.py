@@ -37,7 +37,7 @@ from migrate_cron.worker.cancel import SHUTDOWN
 from migrate_cron.worker.catalog import Catalog
 from migrate_cron.worker.finisher import Finisher
 from migrate_cron.worker.heartbeat import Fence, Heartbeat
-from migrate_cron.worker.ledger import Ledger, Slot
+from migrate_cron.worker.inflight import Ledger, Slot
 from migrate_cron.worker.log import WorkerLog
 from migrate_cron.worker.outage import OUTAGE_ERRORS, Outage
 from migrate_cron.worker.outcome import Outcome

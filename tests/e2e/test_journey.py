@@ -74,7 +74,9 @@ def test_the_journey_of_one_line(
 
         # 5. migrate: a dry run changes nothing; the real one rewrites only line 12
         registry_before = registry.read_bytes()
-        assert "+*/5 * * * *" in cli("migrate", name, "--crontab", "shop.crontab", "--format", "user", "--dry-run")
+        assert "+*/5 * * * *" in cli(
+            "migrate", name, "--crontab", "shop.crontab", "--format", "user", "--dry-run"
+        )
         assert crontab.read_bytes() == original and registry.read_bytes() == registry_before
         cli("migrate", name, "--crontab", "shop.crontab", "--format", "user")
         after = crontab.read_bytes().split(b"\n")

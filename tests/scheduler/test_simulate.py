@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from migrate_cron.crontab.schedule import Schedule
-from migrate_cron.scheduler.ledger import MemoryLedger
+from migrate_cron.scheduler.memory_runs import MemoryLedger
 from migrate_cron.scheduler.policy import MissedRunPolicy
 from migrate_cron.scheduler.scheduler import ScheduledJob
 from migrate_cron.scheduler.simulate import Downtime, simulate, uptime
