@@ -8,7 +8,6 @@ Slots skipped over ``max_backfill`` are reported with the command that runs one 
 
 from __future__ import annotations
 
-import json
 import sys
 import threading
 from collections.abc import Sequence
@@ -16,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from migrate_cron.config import mask_url
+from migrate_cron.logline import format_line
 from migrate_cron.scheduler.policy import ENQUEUE, OVER_CAP
 from migrate_cron.scheduler.scheduler import RunEvent
 
@@ -93,17 +93,8 @@ class SchedulerLog:
             )
 
     def _write(self, event: str, **fields: Any) -> None:
-        ts = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
         fields = {k: v for k, v in fields.items() if v is not None and v != ""}
-        if self._json:
-            line = json.dumps({"ts": ts, "event": event, **fields}, default=str)
-        else:
-            message = fields.pop("message", None)
-            parts = [ts, event]
-            if message:
-                parts.append(message)
-            parts.extend(f"{k}={v}" for k, v in fields.items())
-            line = " ".join(parts)
+        line = format_line(event, fields, json_lines=self._json)
         stream = self._stream or sys.stderr
         with self._lock:
             try:

@@ -13,15 +13,13 @@ around). Worker events are written at once, and with everything still pending.
 
 from __future__ import annotations
 
-import json
-import re
 import sys
 import threading
 import time
-from datetime import UTC, datetime
 from typing import Any, TextIO
 
 from migrate_cron.config import mask_url
+from migrate_cron.logline import format_line, quote, timestamp
 from migrate_cron.store.models import Job
 from migrate_cron.worker.outcome import DONE, FAILED, LOST, RELEASE, Outcome
 
@@ -43,7 +41,9 @@ class WorkerLog:
         if self._json:
             self._write("start", kind=job.kind, id=job.id, attempt=_attempt(job))
             return
-        self._emit(f"{_ts()} start kind={_q(job.kind)} id={job.id} attempt={_attempt(job)}")
+        self._emit(
+            f"{timestamp()} start kind={quote(job.kind)} id={job.id} attempt={_attempt(job)}"
+        )
 
     def job_finish(self, job: Job, outcome: Outcome, duration: float) -> None:
         label = outcome_label(job, outcome)
@@ -65,11 +65,11 @@ class WorkerLog:
             self._write("finish", **fields)
             return
         line = (
-            f"{_ts()} finish kind={_q(job.kind)} id={job.id} attempt={_attempt(job)} "
+            f"{timestamp()} finish kind={quote(job.kind)} id={job.id} attempt={_attempt(job)} "
             f"duration={duration:.3f}s outcome={label}"
         )
         if error is not None:
-            line += f" error={_q(error)}"
+            line += f" error={quote(error)}"
             if outcome.retry_in:
                 line += f" retry_in={outcome.retry_in:.3f}s"
         self._emit(line)
@@ -79,15 +79,7 @@ class WorkerLog:
         self._write(event, now=True, message=mask_url(message), **fields)
 
     def _write(self, event: str, *, now: bool = False, **fields: Any) -> None:
-        if self._json:
-            self._emit(json.dumps({"ts": _ts(), "event": event, **fields}, default=str), now=now)
-            return
-        message = fields.pop("message", None)
-        parts = [_ts(), event]
-        if message:
-            parts.append(message)
-        parts.extend(f"{k}={_q(str(v))}" for k, v in fields.items())
-        self._emit(" ".join(parts), now=now)
+        self._emit(format_line(event, fields, json_lines=self._json), now=now)
 
     def _emit(self, line: str, *, now: bool = False) -> None:
         with self._lock:
@@ -144,17 +136,5 @@ def outcome_label(job: Job, outcome: Outcome) -> str:
     return "retry"
 
 
-def _ts() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
 def _attempt(job: Job) -> str:
     return f"{job.attempts}/{job.max_attempts}"
-
-
-_PLAIN = re.compile(r"[^\s\"=]+")
-
-
-def _q(text: str) -> str:
-    """A value as is when it has no space, quote or '='; else JSON-quoted."""
-    return text if _PLAIN.fullmatch(text) else json.dumps(text, ensure_ascii=False)
