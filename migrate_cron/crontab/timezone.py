@@ -191,3 +191,8 @@ def host_timezone() -> str:
 def zone_table(name: str) -> ZoneTable:
     """One shared table per zone name (zone loading and scans happen once per process)."""
     return ZoneTable(name)
+
+
+def zone(name: str) -> tzinfo:
+    """The tzinfo for an IANA name (UTC as the fixed ``datetime.UTC``)."""
+    return UTC if name in ("UTC", "Etc/UTC") else _load(name)

@@ -157,7 +157,7 @@ def test_host_option_labels_files() -> None:
 def test_system_reads_etc_and_skips_unreadable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from migrate_cron.cli import analyze as module
+    from migrate_cron.crontab import sources as module
 
     etc = tmp_path / "crontab"
     etc.write_text("17 * * * * root run-parts /etc/cron.hourly\n")

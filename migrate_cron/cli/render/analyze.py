@@ -1,0 +1,240 @@
+"""What ``analyze`` and ``explain`` print: Rich tables per file with the findings and their
+fixes, Markdown for a ticket, and the JSON documents (big reports streamed one entry per line).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from migrate_cron.crontab.timezone import zone
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from migrate_cron.analysis.report import JobReport, Report
+
+
+_SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+_ACTION_STYLE = {"queue": "bold magenta", "schedule+enqueue": "bold blue", "keep": "green"}
+
+
+def write_json(document: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(document, indent=2, ensure_ascii=False))
+    sys.stdout.write("\n")
+
+
+def write_report_json(report: Report) -> None:
+    """Small reports fully indented; big ones streamed one entry per line (fast, greppable)."""
+    if len(report.jobs) <= 200:
+        write_json(report.to_json())
+        return
+    from migrate_cron.analysis.report import json_chunks
+    from migrate_cron.crontab.parser import gc_paused
+
+    with gc_paused():
+        sys.stdout.writelines(json_chunks(report))
+
+
+def iso_z(t: datetime) -> str:
+    return t.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def rate(per_day: float) -> str:
+    if per_day >= 1:
+        return f"{per_day:,.4g}"
+    if per_day == 0:
+        return "-"
+    return f"{per_day:.2g}"
+
+
+def _stdout_console() -> Console:
+    from rich.console import Console
+
+    return Console(highlight=False, width=None if sys.stdout.isatty() else 140)
+
+
+def render_terminal(report: Report) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    console = _stdout_console()
+    by_file: dict[tuple[str | None, str], list[JobReport]] = {}
+    for job in report.jobs:
+        by_file.setdefault((job.job.host, job.job.line.file), []).append(job)
+    for crontab in report.files:
+        jobs = by_file.get((crontab.host, crontab.path), [])
+        title = f"{crontab.label} — {len(jobs)} jobs, {crontab.format} format"
+        table = Table(title=title, title_justify="left", show_lines=False, expand=False)
+        table.add_column("Line", justify="right", style="dim")
+        table.add_column("Schedule")
+        table.add_column("Runs/day", justify="right")
+        table.add_column("Next run")
+        table.add_column("Command", overflow="fold", max_width=48)
+        table.add_column("Findings", min_width=20)
+        table.add_column("Do")
+        for r in jobs:
+            line = r.job.line
+            schedule = Text(line.schedule or "", style="bold")
+            schedule.append(f"\n{r.description}", style="dim")
+            if line.timezone:
+                schedule.append(f" ({line.timezone})", style="dim")
+            nxt = (
+                r.next_runs[0].astimezone(zone(r.job.timezone)).strftime("%a %m-%d %H:%M")
+                if r.next_runs
+                else "at boot"
+            )
+            findings = Text()
+            for f in r.findings:
+                if findings:
+                    findings.append("\n")
+                findings.append(f.rule, style=_SEVERITY_STYLE[str(f.severity)])
+            verdict = r.classification
+            action = Text(
+                str(verdict.recommendation), style=_ACTION_STYLE[str(verdict.recommendation)]
+            )
+            action.append(f"\nmissed: {verdict.policy}", style="dim")
+            if verdict.should_move:
+                action.append(f"\n{verdict.true_sentences}/4 sentences", style="bold")
+            command = (line.command or "").strip()
+            shown = Text(f"{line.user}: ", style="dim") if line.user else Text()
+            shown.append(command if len(command) < 200 else command[:197] + "…")
+            table.add_row(
+                str(line.number),
+                schedule,
+                rate(r.job.cadence.runs_per_day if r.job.cadence else 0),
+                nxt,
+                shown,
+                findings,
+                action,
+            )
+        console.print(table)
+        console.print(f"[dim]{crontab.format_reason}[/dim]")
+        if crontab.format_inferred:
+            console.print(
+                "[yellow]the format was inferred from the lines, not from the file's place: "
+                "pass --format user|system if it is wrong (migrate asks for it)[/yellow]"
+            )
+        console.print()
+    _print_findings(console, report)
+    _print_summary(console, report)
+
+
+def _print_findings(console: Console, report: Report) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    if not report.findings:
+        console.print("[green]No findings.[/green]")
+        return
+    console.print("[bold]Findings[/bold] — what to do")
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(justify="right", no_wrap=True)
+    grid.add_column()
+    for f in report.findings[:300]:
+        style = _SEVERITY_STYLE[str(f.severity)]
+        body = Text()
+        body.append(f.location, style="bold")
+        body.append(f" {f.rule}", style=style)
+        body.append(f"  {f.message}\n")
+        body.append("fix: ", style="bold green")
+        body.append(f.fix)
+        grid.add_row(Text(str(f.severity), style=style), body)
+    console.print(grid)
+    if len(report.findings) > 300:
+        console.print(f"[dim]… {len(report.findings) - 300} more findings (use --json)[/dim]")
+    console.print()
+
+
+def _print_summary(console: Console, report: Report) -> None:
+    data = report.to_json()["summary"] if len(report.jobs) < 5000 else _quick_summary(report)
+    sev = data["findings"]
+    rec = data["recommendations"]
+    console.print(
+        f"[bold]Summary[/bold]: {data['files']} file(s), {data['jobs']} jobs, "
+        f"{data['rejected']} rejected line(s); findings: [red]{sev['error']} error[/red], "
+        f"[yellow]{sev['warning']} warning[/yellow], [cyan]{sev['info']} info[/cyan]"
+    )
+    console.print(
+        f"Recommend: [magenta]{rec['queue']} queue[/magenta], "
+        f"[blue]{rec['schedule+enqueue']} schedule+enqueue[/blue], "
+        f"[green]{rec['keep']} keep[/green]; {data['should_move']} line(s) with 2+ of the "
+        "four sentences true should move."
+    )
+    first = [p for p in report.plan if p.category != "leave"][:3]
+    if first:
+        names = ", ".join(f"{p.name} ({p.ref}, {p.category})" for p in first)
+        console.print(f"Migrate first: {names}")
+    console.print(
+        f"[dim]Times in {report.default_tz} unless a file sets CRON_TZ; next runs after "
+        f"{iso_z(report.now)}.[/dim]"
+    )
+
+
+def _quick_summary(report: Report) -> dict[str, Any]:
+    from collections import Counter
+
+    severities = Counter(str(f.severity) for f in report.findings)
+    actions = Counter(str(r.classification.recommendation) for r in report.jobs)
+    return {
+        "files": len(report.files),
+        "jobs": len(report.jobs),
+        "rejected": sum(len(c.invalid) for c in report.files),
+        "findings": {s: severities.get(s, 0) for s in ("error", "warning", "info")},
+        "recommendations": {a: actions.get(a, 0) for a in ("queue", "schedule+enqueue", "keep")},
+        "should_move": sum(1 for r in report.jobs if r.classification.should_move),
+    }
+
+
+def render_markdown(report: Report) -> str:
+    out: list[str] = ["# Crontab analysis", ""]
+    summary = report.to_json()["summary"]
+    out.append(
+        f"{summary['files']} file(s), {summary['jobs']} jobs, {summary['rejected']} rejected "
+        f"line(s). Findings: {summary['findings']['error']} error, "
+        f"{summary['findings']['warning']} warning, {summary['findings']['info']} info. "
+        f"Next runs after {iso_z(report.now)}; default timezone {report.default_tz}."
+    )
+    out.append("")
+    for crontab in report.files:
+        jobs = [
+            r for r in report.jobs if (r.job.host, r.job.line.file) == (crontab.host, crontab.path)
+        ]
+        out += [f"## `{crontab.label}`", "", f"_{crontab.format_reason}_", ""]
+        out.append(
+            "| Line | Schedule | Runs/day | Next run | Command | Findings | Recommendation |"
+        )
+        out.append("|---:|---|---:|---|---|---|---|")
+        for r in jobs:
+            line = r.job.line
+            nxt = iso_z(r.next_runs[0]) if r.next_runs else "at boot"
+            findings = ", ".join(f"`{f.rule}`" for f in r.findings) or "—"
+            rec = f"**{r.classification.recommendation}** (missed: {r.classification.policy})"
+            out.append(
+                f"| {line.number} | `{_md(line.schedule or '')}` {r.description} | "
+                f"{rate(r.job.cadence.runs_per_day if r.job.cadence else 0)} | {nxt} | "
+                f"`{_md((line.command or '').strip()[:80])}` | {findings} | {rec} |"
+            )
+        out.append("")
+    if report.findings:
+        out += ["## Findings", ""]
+        for f in report.findings:
+            out.append(f"- **{f.severity}** `{f.location}` `{f.rule}`: {_md(f.message)}  ")
+            out.append(f"  Fix: {_md(f.fix)}")
+        out.append("")
+    moving = [p for p in report.plan if p.category != "leave"]
+    if moving:
+        out += ["## Migration order", ""]
+        for p in moving:
+            out.append(
+                f"{p.order}. `{p.name}` ({p.ref}) — {p.category}: {'; '.join(p.reasons)} → "
+                f"{p.recommendation}, missed runs: {p.policy}"
+            )
+        out.append("")
+    return "\n".join(out)
+
+
+def _md(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
