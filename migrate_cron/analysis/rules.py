@@ -11,14 +11,14 @@ import itertools
 import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from functools import lru_cache
 
 from migrate_cron.analysis.finding import Context, Finding, Hit, Rule
 from migrate_cron.analysis.job import CronJob, schedule_for
 from migrate_cron.crontab.entry import CrontabLine, Problem, Severity
 from migrate_cron.crontab.fields import SPECS, CronFields, FieldSpec
-from migrate_cron.crontab.timezone import zone_table
+from migrate_cron.crontab.timezone import dst_windows, zone_table
 
 POLL_MINUTES = 5
 ORDERING_WINDOW_MINUTES = 30
@@ -213,15 +213,11 @@ def _dst(job: CronJob, ctx: Context) -> Hit | None:
 
 @lru_cache(maxsize=65536)
 def _dst_hit(expr: str, timezone: str, year: int) -> Hit | None:
-    table = zone_table(timezone)
-    if table.fixed:
+    if zone_table(timezone).fixed:
         return None
     fields = schedule_for(expr, timezone).fields
-    for transition in table.transitions(year) + table.transitions(year + 1):
-        if abs(transition.shift) >= timedelta(hours=3):
-            continue
-        start = transition.at + min(transition.before, transition.after)
-        end = transition.at + max(transition.before, transition.after)
+    for window in dst_windows(timezone, year):
+        start, end = window.low, window.high
         day = start.date()
         if not _day_matches(fields, day):
             continue
@@ -229,12 +225,12 @@ def _dst_hit(expr: str, timezone: str, year: int) -> Hit | None:
         if hit is None:
             continue
         when = f"{hit} on {day.isoformat()} in {timezone}"
-        if transition.after > transition.before:
+        if window.forward:
             jump = end.strftime("%H:%M")
             what = f"{when} does not exist (clocks jump to {jump}): cron runs it at {jump}"
         else:
             what = f"{when} happens twice (clocks go back): cron runs it only the first time"
-        span = f"{start.strftime('%H:%M')}-{(end - timedelta(minutes=1)).strftime('%H:%M')}"
+        span = window.span
         return Hit(
             what,
             fix=f"move it outside {span} local time, or give it CRON_TZ=UTC if it must run at "

@@ -116,7 +116,7 @@ def migration(
 
 
 def _print_sql(prefix: str, dialect: str) -> None:
-    from migrate_cron.generate.migration import offline_sql
+    from migrate_cron.generate.revision import offline_sql
 
     sys.stdout.write(offline_sql(prefix, dialect))
 
@@ -132,9 +132,9 @@ def _write(
 ) -> None:
     from alembic.script import ScriptDirectory
 
-    from migrate_cron.generate.migration import include_object_snippet, render_revision
-    from migrate_cron.generate.migration import write_revision as write
     from migrate_cron.generate.project import find_script_directory, init_project
+    from migrate_cron.generate.revision import include_object_snippet, render_revision
+    from migrate_cron.generate.revision import write_revision as write
 
     cwd = Path.cwd()
     if init is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from migrate_cron.crontab.timezone import zone
+from migrate_cron.crontab.timezone import dst_windows, zone
 
 
 def day_rule_notes(schedule: Any) -> list[str]:
@@ -29,16 +29,12 @@ def dst_notes(schedule: Any, when: datetime) -> list[str]:
 
     if schedule.is_reboot or not schedule.fixed_time:
         return []
-    from migrate_cron.crontab.timezone import zone_table
-
-    table = zone_table(schedule.tz)
     notes: list[str] = []
     start = when.astimezone(UTC).replace(tzinfo=None)
-    for transition in table.transitions(start.year) + table.transitions(start.year + 1):
+    for window in dst_windows(schedule.tz, start.year):
+        transition, low, high = window.transition, window.low, window.high
         if transition.at < start or transition.at > start + timedelta(days=366):
             continue
-        low = transition.at + min(transition.before, transition.after)
-        high = transition.at + max(transition.before, transition.after)
         local_day = low.date()
         fires = list(
             schedule.iter_between(
@@ -54,15 +50,14 @@ def dst_notes(schedule: Any, when: datetime) -> list[str]:
         ]
         if not hits:
             continue
-        window = f"{low.strftime('%H:%M')}-{(high - timedelta(minutes=1)).strftime('%H:%M')}"
-        if transition.after > transition.before:
+        if window.forward:
             notes.append(
-                f"{local_day}: {window} does not exist (clocks go forward); cron runs the "
+                f"{local_day}: {window.span} does not exist (clocks go forward); cron runs the "
                 f"skipped time right after the jump, at {high.strftime('%H:%M')}"
             )
         else:
             notes.append(
-                f"{local_day}: {window} happens twice (clocks go back); cron runs it only "
+                f"{local_day}: {window.span} happens twice (clocks go back); cron runs it only "
                 "the first time"
             )
     return notes

@@ -196,3 +196,37 @@ def zone_table(name: str) -> ZoneTable:
 def zone(name: str) -> tzinfo:
     """The tzinfo for an IANA name (UTC as the fixed ``datetime.UTC``)."""
     return UTC if name in ("UTC", "Etc/UTC") else _load(name)
+
+
+@dataclass(frozen=True)
+class DstWindow:
+    """The local wall-clock window a DST change affects: ``[low, high)`` does not exist
+    (clocks go forward) or happens twice (clocks go back). Naive local times."""
+
+    transition: Transition
+    low: datetime
+    high: datetime
+
+    @property
+    def forward(self) -> bool:
+        return self.transition.after > self.transition.before
+
+    @property
+    def span(self) -> str:
+        return f"{self.low:%H:%M}-{self.high - timedelta(minutes=1):%H:%M}"
+
+
+def dst_windows(name: str, year: int, years: int = 2) -> list[DstWindow]:
+    """The DST windows of zone ``name`` in ``years`` calendar years from ``year``, as cron sees
+    them: a change of 3 hours or more is "the clock was set" to Vixie cron, not DST, and is left
+    out. The one definition ``explain``, the analysis rule and the docs use."""
+    table = zone_table(name)
+    out = []
+    for y in range(year, year + years):
+        for t in table.transitions(y):
+            if t.is_jump:
+                continue
+            low = t.at + min(t.before, t.after)
+            high = t.at + max(t.before, t.after)
+            out.append(DstWindow(t, low, high))
+    return out

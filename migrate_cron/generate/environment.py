@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from migrate_cron.errors import DatabaseUnavailable, MigrateCronError
-from migrate_cron.generate.migration import render_revision, version_table, write_revision
+from migrate_cron.generate.revision import render_revision, version_table, write_revision
 
 if TYPE_CHECKING:
     from alembic.config import Config

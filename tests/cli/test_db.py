@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from migrate_cron.generate.migration import revision_id
+from migrate_cron.generate.revision import revision_id
 from migrate_cron.store import open_store
 from tests.conftest import run_cli
 from tests.generate.live_schema import schema_diff, tables_with_prefix

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from migrate_cron.generate.migration import revision_id
+from migrate_cron.generate.revision import revision_id
 from tests.conftest import run_cli
 
 PARTIAL = "CREATE INDEX mc_job_claim_idx ON mc_job (run_at, id) WHERE state = 'open'"

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from migrate_cron.config import normalize_url
-from migrate_cron.generate.migration import revision_id
+from migrate_cron.generate.revision import revision_id
 from tests.conftest import run_cli
 from tests.generate.live_schema import tables_with_prefix
 

@@ -15,7 +15,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
 from migrate_cron.errors import ConfigError, UsageError
-from migrate_cron.generate.migration import (
+from migrate_cron.generate.revision import (
     ENV_DIR,
     include_object_snippet,
     offline_sql,
