@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
 
-from migrate_cron.analysis.finding import Finding
+from migrate_cron.analysis.finding import Finding, RuleId
 from migrate_cron.analysis.job import CronJob
 from migrate_cron.analysis.rules import every_minutes, handover_words
 from migrate_cron.vocabulary import Policy
@@ -100,7 +100,7 @@ def signals_of(job: CronJob, findings: Sequence[Finding]) -> Signals:
     gap = job.cadence.typical_gap if job.cadence else None
     rules = frozenset(f.rule for f in findings)
     handover = handover_words(job)
-    decided = job.is_reboot or "framework-scheduler" in rules
+    decided = job.is_reboot or RuleId.FRAMEWORK_SCHEDULER in rules
     user_facing = (
         not decided
         and gap is not None
@@ -109,7 +109,7 @@ def signals_of(job: CronJob, findings: Sequence[Finding]) -> Signals:
         and bool(_USER_FACING.search(text))
     )
     per_period = not decided and bool(handover or rules) and bool(_PER_PERIOD.search(text))
-    keep_branch = not decided and not handover and "poll" not in rules
+    keep_branch = not decided and not handover and RuleId.POLL not in rules
     backup = keep_branch and bool(_BACKUP.search(text))
     maintenance = keep_branch and not backup and bool(_MAINTENANCE.search(text))
     return Signals(
@@ -147,14 +147,14 @@ def verdict_for(sig: Signals) -> Classification:
             Policy.SKIP,
             "nothing to miss: it runs at boot",
         )
-    if "framework-scheduler" in rules:
+    if RuleId.FRAMEWORK_SCHEDULER in rules:
         return result(
             Recommendation.KEEP,
             "it is the framework's own scheduler: migrate the tasks it runs, then remove it",
             Policy.SKIP,
             "it runs every minute; the next minute catches up",
         )
-    if "poll" in rules or (frequent and (handover or sig.user_facing)):
+    if RuleId.POLL in rules or (frequent and (handover or sig.user_facing)):
         every = every_minutes(gap) if gap else "often"
         return result(
             Recommendation.QUEUE,
@@ -215,14 +215,14 @@ def _sentences(sig: Signals) -> tuple[Sentence, ...]:
         frequent,
         f"runs {every_minutes(gap)}" if frequent and gap else "runs at most a few times an hour",
     )
-    overlap_rules = sorted(rules & {"overlap-lock", "longer-than-interval"})
+    overlap_rules = sorted(rules & {RuleId.OVERLAP_LOCK, RuleId.LONGER_THAN_INTERVAL})
     overlaps = Sentence(
         *SENTENCES[1],
         bool(overlap_rules),
         "findings: " + ", ".join(overlap_rules) if overlap_rules else "no lock, no long runs known",
     )
     waits_true = gap is not None and gap <= 60 and bool(handover or sig.user_facing)
-    waits_true = waits_true or ("batch-limit" in rules and frequent)
+    waits_true = waits_true or (RuleId.BATCH_LIMIT in rules and frequent)
     waits = Sentence(
         *SENTENCES[2],
         waits_true,
@@ -232,7 +232,7 @@ def _sentences(sig: Signals) -> tuple[Sentence, ...]:
             else "no sign that anyone waits for it"
         ),
     )
-    swallowed = "errors-swallowed" in rules
+    swallowed = RuleId.ERRORS_SWALLOWED in rules
     lost_true = bool(handover) or swallowed
     parts = []
     if handover:

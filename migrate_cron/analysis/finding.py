@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from migrate_cron.crontab.entry import Severity
@@ -19,6 +20,26 @@ if TYPE_CHECKING:
     from migrate_cron.analysis.job import CronJob
 
 __all__ = ["Context", "Finding", "Hit", "Rule", "Severity"]
+
+
+class RuleId(StrEnum):
+    """Every analysis rule, by the id ``analyze --json`` prints (syntax findings are
+    ``syntax/CODE``, from the parser's problem codes)."""
+
+    POLL = "poll"
+    OVERLAP_LOCK = "overlap-lock"
+    SLEEP_OFFSET = "sleep-offset"
+    OUTPUT_DISCARDED = "output-discarded"
+    ERRORS_SWALLOWED = "errors-swallowed"
+    FRAMEWORK_SCHEDULER = "framework-scheduler"
+    BATCH_LIMIT = "batch-limit"
+    HTTP_NO_TIMEOUT = "http-no-timeout"
+    DST_WINDOW = "dst-window"
+    REBOOT = "reboot"
+    HAND_OVER = "hand-over"
+    HIDDEN_ORDERING = "hidden-ordering"
+    DUPLICATE_HOST = "duplicate-host"
+    LONGER_THAN_INTERVAL = "longer-than-interval"
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from migrate_cron.analysis.classifier import Classification, classify
-from migrate_cron.analysis.finding import Finding
+from migrate_cron.analysis.finding import Finding, RuleId
 from migrate_cron.analysis.job import CronJob
 
 
@@ -54,7 +54,12 @@ class PlanItem:
         return f"{self.host}:{self.file}:{self.line}" if self.host else f"{self.file}:{self.line}"
 
 
-_LONG_RUN_RULES = ("longer-than-interval", "overlap-lock", "http-no-timeout", "batch-limit")
+_LONG_RUN_RULES = (
+    RuleId.LONGER_THAN_INTERVAL,
+    RuleId.OVERLAP_LOCK,
+    RuleId.HTTP_NO_TIMEOUT,
+    RuleId.BATCH_LIMIT,
+)
 
 
 def plan(
@@ -120,22 +125,22 @@ def _categorise(
     job: CronJob, findings: Sequence[Finding], verdict: Classification
 ) -> tuple[Category, tuple[str, ...]]:
     rules = [f.rule for f in findings]
-    if job.is_reboot or "framework-scheduler" in rules:
+    if job.is_reboot or RuleId.FRAMEWORK_SCHEDULER in rules:
         why = "@reboot: nothing to schedule" if job.is_reboot else "the framework's scheduler"
         return Category.LEAVE, (why,)
     lost: list[str] = []
     if verdict.handover:
         lost.append("hands over: " + ", ".join(verdict.handover))
-    if "errors-swallowed" in rules:
+    if RuleId.ERRORS_SWALLOWED in rules:
         lost.append("finding: errors-swallowed")
-    if lost and "output-discarded" in rules:
+    if lost and RuleId.OUTPUT_DISCARDED in rules:
         lost.append("finding: output-discarded")
     if lost:
         return Category.LOST_WORK, tuple(lost)
-    if "poll" in rules or verdict.recommendation == "queue":
+    if RuleId.POLL in rules or verdict.recommendation == "queue":
         gap = job.cadence.typical_gap if job.cadence else None
         poll = [f"polls every {gap:g} min" if gap else "polls"]
-        poll += [f"finding: {r}" for r in rules if r in ("batch-limit", "overlap-lock")]
+        poll += [f"finding: {r}" for r in rules if r in (RuleId.BATCH_LIMIT, RuleId.OVERLAP_LOCK)]
         return Category.POLLER, tuple(poll)
     long_run = [f"finding: {r}" for r in rules if r in _LONG_RUN_RULES]
     if long_run:

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from datetime import date, datetime
 from functools import lru_cache
 
-from migrate_cron.analysis.finding import Context, Finding, Hit, Rule
+from migrate_cron.analysis.finding import Context, Finding, Hit, Rule, RuleId
 from migrate_cron.analysis.job import CronJob, schedule_for
 from migrate_cron.crontab.entry import CrontabLine, Problem, Severity
 from migrate_cron.crontab.fields import SPECS, CronFields, FieldSpec
@@ -333,7 +333,7 @@ def _handover(job: CronJob, ctx: Context) -> Hit | None:
 
 PER_LINE: tuple[Rule, ...] = (
     Rule(
-        "poll",
+        RuleId.POLL,
         Severity.WARNING,
         f"Runs every {POLL_MINUTES} minutes or more often: a queue polled while mostly empty.",
         "enqueue a job when the work appears (in the code that creates it) and let workers "
@@ -341,7 +341,7 @@ PER_LINE: tuple[Rule, ...] = (
         _poll,
     ),
     Rule(
-        "overlap-lock",
+        RuleId.OVERLAP_LOCK,
         Severity.WARNING,
         "A lock file, flock, pidfile or run-one shows runs have overlapped before.",
         "drop the lock: in the queue each record is claimed by one worker under a lease; give "
@@ -349,7 +349,7 @@ PER_LINE: tuple[Rule, ...] = (
         _lock,
     ),
     Rule(
-        "sleep-offset",
+        RuleId.SLEEP_OFFSET,
         Severity.INFO,
         "A sleep before the command moves it off its slot: ordering or load spreading in disguise.",
         "if it waits for another job, enqueue it when that job succeeds; otherwise put the "
@@ -357,7 +357,7 @@ PER_LINE: tuple[Rule, ...] = (
         _sleep,
     ),
     Rule(
-        "output-discarded",
+        RuleId.OUTPUT_DISCARDED,
         Severity.WARNING,
         "Output is thrown away, so a failing run leaves no trace.",
         "remove the redirection: the worker keeps stdout/stderr and stores the tail with each "
@@ -365,49 +365,49 @@ PER_LINE: tuple[Rule, ...] = (
         _output,
     ),
     Rule(
-        "errors-swallowed",
+        RuleId.ERRORS_SWALLOWED,
         Severity.WARNING,
         "The exit status is forced to success, so nobody (and no retry) ever sees a failure.",
         "remove '|| true' / 'exit 0': a non-zero exit is how the queue knows to retry",
         _swallow,
     ),
     Rule(
-        "framework-scheduler",
+        RuleId.FRAMEWORK_SCHEDULER,
         Severity.INFO,
         "A framework scheduler runs every minute; the actual jobs are defined in the application.",
         "list the framework's scheduled tasks and migrate them one by one",
         _framework,
     ),
     Rule(
-        "batch-limit",
+        RuleId.BATCH_LIMIT,
         Severity.INFO,
         "A batch-size limit in the arguments caps throughput at limit × runs.",
         "enqueue one job per record (or per chunk) so workers drain any backlog at their pace",
         _batch,
     ),
     Rule(
-        "http-no-timeout",
+        RuleId.HTTP_NO_TIMEOUT,
         Severity.WARNING,
         "An HTTP call without a timeout can hang the job forever.",
         "add a timeout to the call (curl --max-time, wget --timeout)",
         _http,
     ),
     Rule(
-        "dst-window",
+        RuleId.DST_WINDOW,
         Severity.WARNING,
         "A fixed-time job inside its timezone's DST change: skipped or repeated wall-clock time.",
         "move it outside the DST window or schedule it in UTC",
         _dst,
     ),
     Rule(
-        "reboot",
+        RuleId.REBOOT,
         Severity.INFO,
         "@reboot has no schedule: it cannot become a scheduled job.",
         "keep it on cron (or turn it into a systemd unit); nothing to migrate",
         _reboot,
     ),
     Rule(
-        "hand-over",
+        RuleId.HAND_OVER,
         Severity.INFO,
         "The job hands work to a third party or a customer; cron gives it no retry.",
         "schedule + enqueue: the scheduler enqueues one job per slot and workers retry it with "
@@ -419,20 +419,20 @@ PER_LINE: tuple[Rule, ...] = (
 # -- rules over several lines --------------------------------------------------------------
 
 ORDERING = Rule(
-    "hidden-ordering",
+    RuleId.HIDDEN_ORDERING,
     Severity.WARNING,
     "Timed a few minutes after another job: it probably needs that one to have finished.",
     "chain them: enqueue this job when the earlier one succeeds instead of guessing its duration",
 )
 DUPLICATE = Rule(
-    "duplicate-host",
+    RuleId.DUPLICATE_HOST,
     Severity.WARNING,
     "The same line runs on several hosts, so every slot runs several times.",
     "run it once: the scheduler enqueues one job per slot (unique per slot) whatever the host "
     "count; remove the copies",
 )
 DURATION = Rule(
-    "longer-than-interval",
+    RuleId.LONGER_THAN_INTERVAL,
     Severity.ERROR,
     "The command takes longer than the time between two runs: runs overlap.",
     "move it to the queue with concurrency 1, or schedule it less often than it takes",
