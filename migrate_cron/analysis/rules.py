@@ -1,4 +1,5 @@
-"""The rules: each a small function over one job (or, for the last three, over all jobs).
+"""The per-line rules: each a small function over one job (rules over several lines are in
+``cross_rules.py``, findings for lines cron rejects in ``syntax.py``).
 
 Rules look at the command *text* only (never run it) and at the schedule's expanded fields.
 They are deliberately cheap — substring tests guard every regular expression — because
@@ -7,17 +8,14 @@ They are deliberately cheap — substring tests guard every regular expression �
 
 from __future__ import annotations
 
-import itertools
 import re
-from collections import defaultdict
-from collections.abc import Mapping, Sequence
 from datetime import date, datetime
 from functools import lru_cache
 
-from migrate_cron.analysis.finding import Context, Finding, Hit, Rule, RuleId
+from migrate_cron.analysis.finding import Context, Hit, Rule, RuleId
 from migrate_cron.analysis.job import CronJob, schedule_for
-from migrate_cron.crontab.entry import CrontabLine, Problem, Severity
-from migrate_cron.crontab.fields import SPECS, CronFields, FieldSpec
+from migrate_cron.crontab.entry import Severity
+from migrate_cron.crontab.fields import CronFields
 from migrate_cron.crontab.timezone import dst_windows, zone_table
 
 POLL_MINUTES = 5
@@ -415,201 +413,6 @@ PER_LINE: tuple[Rule, ...] = (
         _handover,
     ),
 )
-
-# -- rules over several lines --------------------------------------------------------------
-
-ORDERING = Rule(
-    RuleId.HIDDEN_ORDERING,
-    Severity.WARNING,
-    "Timed a few minutes after another job: it probably needs that one to have finished.",
-    "chain them: enqueue this job when the earlier one succeeds instead of guessing its duration",
-)
-DUPLICATE = Rule(
-    RuleId.DUPLICATE_HOST,
-    Severity.WARNING,
-    "The same line runs on several hosts, so every slot runs several times.",
-    "run it once: the scheduler enqueues one job per slot (unique per slot) whatever the host "
-    "count; remove the copies",
-)
-DURATION = Rule(
-    RuleId.LONGER_THAN_INTERVAL,
-    Severity.ERROR,
-    "The command takes longer than the time between two runs: runs overlap.",
-    "move it to the queue with concurrency 1, or schedule it less often than it takes",
-)
-
-
-def hidden_ordering(jobs: Sequence[CronJob]) -> list[tuple[CronJob, Hit]]:
-    """Once-a-day jobs in one file on the same days, started 1-30 minutes after another."""
-    groups: dict[tuple[object, ...], list[tuple[int, CronJob]]] = defaultdict(list)
-    for job in jobs:
-        if job.schedule is None:
-            continue
-        f = job.schedule.fields
-        if len(f.hours) != 1 or len(f.minutes) != 1:
-            continue
-        key = (job.host, job.line.file, job.timezone, f.days, f.months, f.weekdays, f.day_or)
-        groups[key].append((f.hours[0] * 60 + f.minutes[0], job))
-    hits: list[tuple[CronJob, Hit]] = []
-    for members in groups.values():
-        if len(members) < 2:
-            continue
-        members.sort(key=lambda item: (item[0], item[1].line.number))
-        for (t0, first), (t1, second) in itertools.pairwise(members):
-            gap = t1 - t0
-            if 0 < gap <= ORDERING_WINDOW_MINUTES:
-                hits.append(
-                    (
-                        second,
-                        Hit(
-                            f"starts {gap} min after line {first.line.number} ({first.name} at "
-                            f"{t0 // 60:02d}:{t0 % 60:02d}): if it needs that job's result, the "
-                            "order is only hoped for",
-                            fix=f"enqueue {second.name} when {first.name} succeeds instead of "
-                            f"starting it {gap} minutes later",
-                        ),
-                    )
-                )
-    return hits
-
-
-def duplicates(jobs: Sequence[CronJob]) -> list[tuple[CronJob, Hit]]:
-    """The same schedule, user and command in several files or on several hosts."""
-    groups: dict[tuple[str, str | None, str], list[CronJob]] = defaultdict(list)
-    for job in jobs:
-        key = (job.line.schedule or "", job.line.user, " ".join(job.command.text.split()))
-        groups[key].append(job)
-    hits: list[tuple[CronJob, Hit]] = []
-    for members in groups.values():
-        places = {(j.host, j.line.file) for j in members}
-        if len(places) < 2:
-            continue
-        hosts = sorted({j.host or j.line.file for j in members})
-        where = ", ".join(hosts[:5]) + (f" and {len(hosts) - 5} more" if len(hosts) > 5 else "")
-        for job in members:
-            hits.append(
-                (
-                    job,
-                    Hit(
-                        f"the same line runs on {len(hosts)} hosts/files ({where}): each slot "
-                        f"runs {len(members)} times"
-                    ),
-                )
-            )
-    return hits
-
-
-def too_long(jobs: Sequence[CronJob], durations: Mapping[str, float]) -> list[tuple[CronJob, Hit]]:
-    """Jobs whose measured duration exceeds the gap between two of their runs."""
-    if not durations:
-        return []
-    hits: list[tuple[CronJob, Hit]] = []
-    for job in jobs:
-        if job.cadence is None:
-            continue
-        seconds = duration_of(job, durations)
-        if seconds is None:
-            continue
-        gap = job.cadence.shortest_gap * 60
-        if seconds > gap:
-            hits.append(
-                (
-                    job,
-                    Hit(
-                        f"takes {seconds:g} s (from --durations) but runs every {gap:g} s: runs "
-                        "overlap"
-                    ),
-                )
-            )
-    return hits
-
-
-def duration_of(job: CronJob, durations: Mapping[str, float]) -> float | None:
-    """Match a durations row to a job: its name, ``file:line``, ``host:file:line``, or a
-    distinctive word (4+ characters) of its command."""
-    for key in (
-        job.name,
-        f"{job.line.file}:{job.line.number}",
-        f"{job.host}:{job.line.file}:{job.line.number}",
-    ):
-        if key in durations:
-            return durations[key]
-    for key, seconds in durations.items():
-        if len(key) >= 4 and key in job.command.text:
-            return seconds
-    return None
-
-
-# -- parse problems ------------------------------------------------------------------------
-
-_PARSE_FIXES = {
-    "bad-schedule": "correct the field; `crontab` refuses to install a file with this line",
-    "quartz": "rewrite it with 5 fields (minute hour day-of-month month day-of-week): drop the "
-    "seconds field and the year, and write * for ?",
-    "too-few-fields": "complete the schedule (5 fields) and the command, or comment the line out",
-    "no-command": "add the command after the schedule, or delete the line",
-    "no-user": "add the user name after the 5 time fields (system crontab format)",
-    "bad-macro": "use one of @reboot @yearly @annually @monthly @weekly @daily @midnight @hourly",
-    "missing-newline": "add a newline at the end of the file",
-    "carriage-return": "convert the file to Unix line endings (dos2unix FILE)",
-    "bad-timezone": "use an IANA zone name (see timedatectl list-timezones)",
-}
-
-
-def parse_finding(line: CrontabLine, problem: Problem, host: str | None) -> Finding:
-    fix = _PARSE_FIXES.get(problem.code, "correct the line")
-    if problem.code == "quartz":
-        fix = _quartz_fix(line) or fix
-    elif problem.code == "bad-schedule" and "never occurs" in problem.message:
-        fix = (
-            "pick a day that exists in that month; for the last day of a month use "
-            "'28-31' with a test such as [ \"$(date -d tomorrow +\\%d)\" = 01 ] &&"
-        )
-    elif problem.code == "bad-schedule" and problem.field:
-        fix = (
-            f"correct the {problem.field} field (check it with migrate-cron explain); "
-            "`crontab` refuses to install a file with this line"
-        )
-    return Finding(
-        rule=f"syntax/{problem.code}",
-        severity=problem.severity,
-        file=line.file,
-        line=line.number,
-        message=problem.message,
-        fix=fix,
-        host=host,
-        column=problem.column,
-        field=problem.field,
-    )
-
-
-def _quartz_fix(line: CrontabLine) -> str | None:
-    tokens = line.text.split()
-    if len(tokens) < 7:
-        return None
-    fields = [_cron_field(f, SPECS[i]) for i, f in enumerate(tokens[1:6])]
-    rest = tokens[6:]
-    if rest and re.fullmatch(r"\*|[0-9]{4}(-[0-9]{4})?", rest[0]):
-        rest = rest[1:]
-    suggestion = " ".join(fields + rest)
-    note = ""
-    if re.search(r"[0-9]", tokens[5]):
-        note = "; Quartz numbers weekdays 1=Sunday…7=Saturday, cron 0=Sunday: check that field"
-    return f'drop the seconds field: "{suggestion}"{note} (check it with migrate-cron explain)'
-
-
-def _cron_field(text: str, spec: FieldSpec) -> str:
-    """Quartz to cron for one field: ? → *, N/S → N-max/S (0/S → */S)."""
-    if text == "?":
-        return "*"
-    parts = []
-    for part in text.split(","):
-        base, slash, step = part.partition("/")
-        if slash and base.isdigit():
-            base = "*" if int(base) == spec.low else f"{base}-{spec.high}"
-        parts.append(base + slash + step)
-    return ",".join(parts)
-
 
 # -- helpers -------------------------------------------------------------------------------
 

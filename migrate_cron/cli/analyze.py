@@ -13,27 +13,12 @@ import sys
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from migrate_cron.cli.common import JsonFlag, TzOption
-from migrate_cron.cli.render.analyze import (
-    iso_z,
-    rate,
-    render_markdown,
-    render_terminal,
-    write_json,
-    write_report_json,
-)
-from migrate_cron.crontab.dst import day_rule_notes, dst_notes
-from migrate_cron.crontab.sources import load_files
-from migrate_cron.crontab.timezone import check_zone, host_timezone
-from migrate_cron.crontab.timezone import zone as zone_info
 from migrate_cron.errors import UsageError
-
-if TYPE_CHECKING:
-    pass
 
 
 class FailOn(StrEnum):
@@ -125,8 +110,13 @@ def analyze_command(
     tz: TzOption = None,
 ) -> None:
     """Read crontabs exactly as cron does and say what to do with every line."""
+    # Imported here, not at the top: every command's start-up (``enqueue`` from cron every
+    # minute) would pay for the analysis and Rich otherwise.
     from migrate_cron.analysis.report import analyze, read_durations
+    from migrate_cron.cli.render.analyze import render_markdown, render_terminal, write_report_json
     from migrate_cron.crontab.entry import Severity
+    from migrate_cron.crontab.sources import load_files
+    from migrate_cron.crontab.timezone import check_zone, host_timezone
 
     if as_json and markdown:
         raise UsageError("choose one of --json and --markdown")
@@ -156,7 +146,10 @@ def explain_command(
     as_json: JsonFlag = False,
 ) -> None:
     """The expression in words and its next runs (same semantics as analyze)."""
+    from migrate_cron.cli.render.analyze import iso_z, rate, write_json
+    from migrate_cron.crontab.dst import day_rule_notes, dst_notes
     from migrate_cron.crontab.schedule import Schedule, ScheduleError
+    from migrate_cron.crontab.timezone import zone as zone_info
 
     when = parse_now(now)
     try:

@@ -9,6 +9,7 @@ import sys
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from migrate_cron.analysis.report_json import to_json
 from migrate_cron.crontab.timezone import zone
 
 if TYPE_CHECKING:
@@ -29,9 +30,9 @@ def write_json(document: dict[str, Any]) -> None:
 def write_report_json(report: Report) -> None:
     """Small reports fully indented; big ones streamed one entry per line (fast, greppable)."""
     if len(report.jobs) <= 200:
-        write_json(report.to_json())
+        write_json(to_json(report))
         return
-    from migrate_cron.analysis.report import json_chunks
+    from migrate_cron.analysis.report_json import json_chunks
     from migrate_cron.crontab.parser import gc_paused
 
     with gc_paused():
@@ -149,7 +150,7 @@ def _print_findings(console: Console, report: Report) -> None:
 
 
 def _print_summary(console: Console, report: Report) -> None:
-    data = report.to_json()["summary"] if len(report.jobs) < 5000 else _quick_summary(report)
+    data = to_json(report)["summary"] if len(report.jobs) < 5000 else _quick_summary(report)
     sev = data["findings"]
     rec = data["recommendations"]
     console.print(
@@ -190,7 +191,7 @@ def _quick_summary(report: Report) -> dict[str, Any]:
 
 def render_markdown(report: Report) -> str:
     out: list[str] = ["# Crontab analysis", ""]
-    summary = report.to_json()["summary"]
+    summary = to_json(report)["summary"]
     out.append(
         f"{summary['files']} file(s), {summary['jobs']} jobs, {summary['rejected']} rejected "
         f"line(s). Findings: {summary['findings']['error']} error, "
