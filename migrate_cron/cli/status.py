@@ -3,6 +3,7 @@ Nagios/Kubernetes-probe style ``--check``."""
 
 from __future__ import annotations
 
+import signal
 import sys
 import time
 from datetime import datetime, timedelta
@@ -151,17 +152,31 @@ def _watch(store: Store, window: float, specs: list[JobSpec], interval: float) -
     if not console.is_terminal:
         raise UsageError("--watch needs a terminal; use --json (or --check) in scripts")
     interval = max(interval, 0.2)
+    # Ctrl-C ends the watch between two refreshes instead of raising KeyboardInterrupt in the
+    # middle of a database call or of Rich's output (which could leave the terminal, or the
+    # process, stuck under load). A second Ctrl-C interrupts at once.
+    stop: list[bool] = []
+
+    def on_interrupt(_signum: int, _frame: object) -> None:
+        stop.append(True)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+    previous = signal.signal(signal.SIGINT, on_interrupt)
     try:
         with Live(console=console, auto_refresh=False, transient=False) as live:
-            while True:
+            while not stop:
                 try:
                     view: RenderableType = render(_report(store, window, specs))
                 except MigrateCronError as exc:  # keep watching through a database restart
                     view = Text(f"error: {exc}", style="red")
                 live.update(_footer(view, interval), refresh=True)
-                time.sleep(interval)
+                deadline = time.monotonic() + interval
+                while not stop and time.monotonic() < deadline:
+                    time.sleep(0.05)
     except KeyboardInterrupt:
         return
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _footer(view: RenderableType, interval: float) -> RenderableType:
