@@ -3,7 +3,7 @@ leases early, and their own leases are not cut short — every lease is computed
 database server's clock (``Store.now_sql`` / ``after_sql``), never the worker's.
 
 Worker A has the true clock, B runs 120 s ahead, C 120 s behind (``skewed_cli.py`` shifts
-every Python wall clock in its process). Each runs one 5 s job under a lease a few seconds
+every Python wall clock in its process). Each runs one 8 s job under a lease a few seconds
 long, kept alive by heartbeats. B starts first and, renewing it four times a second, keeps
 the shared reaper lease: it reaps the others' leases while they run: had it compared
 ``locked_until`` with its own clock, A's and C's jobs would be expired two minutes early and
@@ -28,7 +28,7 @@ from migrate_cron.worker.heartbeat import REAPER_LEASE
 from tests.faults.procs import Fleet, Proc, cli_env, wait_for
 
 SKEW = 120.0
-JOB_SECONDS = 5
+JOB_SECONDS = 8  # long enough that a loaded CI machine still sees B reap while all run
 COMMAND = f'echo "$MIGRATE_CRON_KIND $PPID" >> "$RUNS"; sleep {JOB_SECONDS}'
 WRAPPER = str(Path(__file__).with_name("skewed_cli.py"))
 # (kind, clock skew, heartbeat, lease)
