@@ -10,19 +10,11 @@ import stat
 import time
 from pathlib import Path
 
-import pytest
-
 from migrate_cron.store import Store, open_store
 from tests.conftest import run_cli
 from tests.faults.proxy import StallingProxy, upstream_of, via_proxy
 
 REGISTRY = '[jobs.export]\ncommand = "true"\nschedule = "*/5 * * * *"\n'
-
-
-@pytest.fixture(params=["postgresql", "mariadb"])
-def server_url(request: pytest.FixtureRequest) -> str:
-    name = "pg_database" if request.param == "postgresql" else "mariadb_database"
-    return str(request.getfixturevalue(name))
 
 
 def _env(url: str, prefix: str, tmp_path: Path) -> dict[str, str]:

@@ -37,12 +37,6 @@ GRACE = 1.0
 KILL_GRACE = 5.0  # the worker's default
 
 
-@pytest.fixture(params=["postgresql", "mariadb"])
-def server_url(request: pytest.FixtureRequest) -> str:
-    name = "pg_database" if request.param == "postgresql" else "mariadb_database"
-    return str(request.getfixturevalue(name))
-
-
 def _starts(runs: Path) -> list[tuple[int, float]]:
     if not runs.exists():
         return []
