@@ -67,8 +67,9 @@ def test_a_worker_that_cannot_renew_stops_its_run_before_another_starts_it(
             )
             [(first_pid, _)] = wait_for(lambda: _starts(runs), 30, "the first run to start")
             pids.append(first_pid)
-            time.sleep(1.0)  # the database goes away 1 s into the run
-            proxy.freeze()
+            time.sleep(1.0)  # the database goes away 1 s into the run:
+            proxy.freeze()  # new connections hang, nothing is relayed,
+            proxy.cut()  # and the open ones are cut (the server drops their locks)
             other = fleet.start(args, cli_env(server_url, table_prefix, registry), label="b")
             # Watch the first run's process: note when it is gone (polled, so never early).
             gone_at = wait_for(
