@@ -26,10 +26,15 @@ Format (every key but the command/handler is optional)::
     mode = "cron"              # cron | enqueue | scheduler (who fires it now)
     # handler = "myapp.jobs:export"   # instead of command: a Python callable
     # [jobs.export-invoices.source]   # where the line came from (for migrate/rollback)
-    # file = "/etc/cron.d/shop"; line = 12; text = "30 2 * * * www-data php …"
+    # file = "/etc/cron.d/shop"; line = 12; text = "30 2 * * * www-data php …"; host = "web1"
     # [jobs.export-invoices.migration]  # written by `migrate`, removed by `rollback`
     # previous_mode = "cron"; crontab = "/etc/cron.d/shop"; line = "30 2 * * * www-data /…"
     # switched_at = 2025-03-01T09:12:00Z; installed = false
+
+A line that ran on several hosts (or in several files) is one job with several origins: an
+array ``[[jobs.NAME.sources]]`` instead of the one ``[jobs.NAME.source]`` table, and one
+``[[jobs.NAME.migrations]]`` entry per origin ``migrate`` switched, each naming its origin
+(``origin = "web1:/etc/cron.d/shop"``, the origin's ``label``). Both spellings load.
 """
 
 from __future__ import annotations
@@ -71,6 +76,13 @@ class Source:
     line: int
     text: str
     user: str | None = None
+    #: The host the crontab came from (``HOST:PATH`` given to ``generate registry``).
+    host: str | None = None
+
+    @property
+    def label(self) -> str:
+        """How commands and ``[[jobs.NAME.migrations]]`` name this origin: ``HOST:FILE``."""
+        return f"{self.host}:{self.file}" if self.host else self.file
 
 
 @dataclass(frozen=True)
@@ -84,6 +96,8 @@ class Migration:
     line: str
     switched_at: datetime
     installed: bool = False
+    #: The label of the origin this switch rewrote (None: the job's only origin).
+    origin: str | None = None
 
 
 @dataclass(frozen=True)
@@ -107,8 +121,27 @@ class JobSpec:
     #: Who the command runs as (setuid/setgid/initgroups, HOME/LOGNAME/USER from passwd), as
     #: cron ran the line; None: the worker's own user.
     user: str | None = None
-    source: Source | None = None
-    migration: Migration | None = None
+    #: Every crontab line this job stands for: one per host or file it ran in.
+    sources: tuple[Source, ...] = ()
+    #: One per origin ``migrate`` switched (an origin not listed still runs from cron).
+    migrations: tuple[Migration, ...] = ()
+
+    @property
+    def source(self) -> Source | None:
+        """The first origin: the only one of a line that lived in one place."""
+        return self.sources[0] if self.sources else None
+
+    @property
+    def migration(self) -> Migration | None:
+        """The first switch: the only one of a single-origin job."""
+        return self.migrations[0] if self.migrations else None
+
+    def migration_of(self, source: Source) -> Migration | None:
+        """The switch that rewrote ``source``'s line, or None while cron still runs it."""
+        for m in self.migrations:
+            if m.origin == source.label or (m.origin is None and source == self.sources[0]):
+                return m
+        return None
 
 
 @dataclass(frozen=True)
@@ -151,7 +184,9 @@ _KEYS = {
     "misfire_grace": (int, float),
     "mode": str,
     "source": dict,
+    "sources": list,
     "migration": dict,
+    "migrations": list,
 }
 
 
@@ -175,6 +210,10 @@ def load_registry(path: str | Path) -> Registry:
     return parse_registry(data, str(p))
 
 
+#: Keys that describe one job's lines and switches: never inherited from [defaults].
+_PER_JOB = ("source", "sources", "migration", "migrations")
+
+
 def parse_registry(data: Mapping[str, Any], path: str = "migrate-cron.toml") -> Registry:
     unknown_top = set(data) - {"jobs", "defaults"}
     if unknown_top:
@@ -191,7 +230,7 @@ def parse_registry(data: Mapping[str, Any], path: str = "migrate-cron.toml") -> 
         if not isinstance(table, dict):
             raise ConfigError(f"{path}: job {name!r}: must be a table [jobs.{name}]")
         merged = {
-            **{k: v for k, v in defaults.items() if k not in ("source", "migration")},
+            **{k: v for k, v in defaults.items() if k not in _PER_JOB},
             **table,
         }
         jobs[name] = _job(path, name, merged)
@@ -272,8 +311,8 @@ def _job(path: str, name: str, t: dict[str, Any]) -> JobSpec:
         misfire_grace=float(t.get("misfire_grace", 60)),
         mode=mode,
         user=_user(t.get("user"), t.get("handler"), bad),
-        source=_source(t.get("source"), bad),
-        migration=_migration(t.get("migration"), bad),
+        sources=(sources := _sources(t, bad)),
+        migrations=_migrations(t, sources, bad),
     )
 
 
@@ -309,23 +348,54 @@ def _backoff(raw: dict[str, Any], bad: Any) -> Backoff:
     return Backoff(float(base), float(cap))
 
 
-def _source(raw: dict[str, Any] | None, bad: Any) -> Source | None:
-    if raw is None:
-        return None
+def _sources(t: Mapping[str, Any], bad: Any) -> tuple[Source, ...]:
+    if "source" in t and "sources" in t:
+        raise bad("sources", "set either [source] (one origin) or [[sources]], not both")
+    if "source" in t:
+        return (_source(t["source"], "source", bad),)
+    raw = t.get("sources", [])
+    sources = tuple(_source(item, "sources", bad) for item in raw)
+    labels = [s.label for s in sources]
+    for label in labels:
+        if labels.count(label) > 1:
+            raise bad("sources", f"two origins in {label}: one job has one line per file")
+    return sources
+
+
+def _source(raw: Any, key: str, bad: Any) -> Source:
+    if not isinstance(raw, Mapping):
+        raise bad(key, "each origin must be a table with file, line, text")
     try:
         return Source(
             file=str(raw["file"]),
             line=int(raw["line"]),
             text=str(raw["text"]),
             user=raw.get("user"),
+            host=raw.get("host"),
         )
     except KeyError as exc:
-        raise bad("source", f"missing {exc.args[0]!r} (needs file, line, text)") from None
+        raise bad(key, f"missing {exc.args[0]!r} (needs file, line, text)") from None
 
 
-def _migration(raw: dict[str, Any] | None, bad: Any) -> Migration | None:
-    if raw is None:
-        return None
+def _migrations(
+    t: Mapping[str, Any], sources: tuple[Source, ...], bad: Any
+) -> tuple[Migration, ...]:
+    if "migration" in t and "migrations" in t:
+        raise bad("migrations", "set either [migration] or [[migrations]], not both")
+    raw = [t["migration"]] if "migration" in t else t.get("migrations", [])
+    migrations = tuple(_migration(item, bad) for item in raw)
+    if len(migrations) > 1 and any(m.origin is None for m in migrations):
+        raise bad("migrations", "with several switches each must name its origin")
+    labels = {s.label for s in sources}
+    for m in migrations:
+        if m.origin is not None and m.origin not in labels:
+            raise bad("migrations", f"origin {m.origin!r} is none of the job's sources")
+    return migrations
+
+
+def _migration(raw: Any, bad: Any) -> Migration:
+    if not isinstance(raw, Mapping):
+        raise bad("migration", "must be a table")
     try:
         previous, crontab, line = raw["previous_mode"], raw["crontab"], raw["line"]
         switched_at = raw["switched_at"]
@@ -344,6 +414,7 @@ def _migration(raw: dict[str, Any] | None, bad: Any) -> Migration | None:
         line=str(line),
         switched_at=switched_at,
         installed=bool(raw.get("installed", False)),
+        origin=raw.get("origin"),
     )
 
 

@@ -9,7 +9,7 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
 from migrate_cron.analysis.finding import Hit, Rule, RuleId
-from migrate_cron.analysis.job import CronJob
+from migrate_cron.analysis.job import MAIL_ENV, CronJob, schedule_key
 from migrate_cron.analysis.rules import ORDERING_WINDOW_MINUTES
 from migrate_cron.crontab.entry import Severity
 
@@ -23,8 +23,8 @@ DUPLICATE = Rule(
     RuleId.DUPLICATE_HOST,
     Severity.WARNING,
     "The same line runs on several hosts, so every slot runs several times.",
-    "run it once: the scheduler enqueues one job per slot (unique per slot) whatever the host "
-    "count; remove the copies",
+    "migrate it with all its origins (HOST:PATH): each host's line then only enqueues, and "
+    "the queue keeps one job per slot whatever the host count",
 )
 DURATION = Rule(
     RuleId.LONGER_THAN_INTERVAL,
@@ -69,29 +69,88 @@ def hidden_ordering(jobs: Sequence[CronJob]) -> list[tuple[CronJob, Hit]]:
 
 
 def duplicates(jobs: Sequence[CronJob]) -> list[tuple[CronJob, Hit]]:
-    """The same schedule, user and command in several files or on several hosts."""
-    groups: dict[tuple[str, str | None, str], list[CronJob]] = defaultdict(list)
+    """The same line in several files or on several hosts (the analysis gave them one name:
+    one job with several origins), and the near-copies that differ in a way that matters —
+    another user or env — which stay separate jobs, saying why."""
+    groups: dict[tuple[object, ...], list[CronJob]] = defaultdict(list)
     for job in jobs:
-        key = (job.line.schedule or "", job.line.user, " ".join(job.command.text.split()))
+        if job.is_reboot:
+            continue
+        key = (schedule_key(job.line.schedule or ""), " ".join(job.command.text.split()))
         groups[key].append(job)
     hits: list[tuple[CronJob, Hit]] = []
     for members in groups.values():
-        places = {(j.host, j.line.file) for j in members}
-        if len(places) < 2:
+        if len({(j.host, j.line.file) for j in members}) < 2:
             continue
-        hosts = sorted({j.host or j.line.file for j in members})
-        where = ", ".join(hosts[:5]) + (f" and {len(hosts) - 5} more" if len(hosts) > 5 else "")
+        by_name: dict[str, list[CronJob]] = defaultdict(list)
         for job in members:
-            hits.append(
-                (
-                    job,
-                    Hit(
-                        f"the same line runs on {len(hosts)} hosts/files ({where}): each slot "
-                        f"runs {len(members)} times"
-                    ),
-                )
-            )
+            by_name[job.name].append(job)
+        for name, same in by_name.items():
+            places = _places(same)
+            others = [j for j in members if j.name != name]
+            if len(places) >= 2:
+                where = _listed(places)
+                for job in same:
+                    hits.append(
+                        (
+                            job,
+                            Hit(
+                                f"the same line runs on {len(places)} hosts/files ({where}): "
+                                f"each slot runs {len(same)} times; `generate registry` makes "
+                                f"them one job, {name}, with {len(places)} origins"
+                            ),
+                        )
+                    )
+            if others:
+                why = _differs(same[0], others[0])
+                for job in same:
+                    hits.append(
+                        (
+                            job,
+                            Hit(
+                                f"the same command on the same schedule also runs in "
+                                f"{_place(others[0])} ({others[0].name}), but {why}: they stay "
+                                "separate jobs",
+                                fix="if they are the same work, make the lines equal (user, "
+                                "env) first, then generate again: one job, one run per slot",
+                            ),
+                        )
+                    )
     return hits
+
+
+def _places(jobs: Sequence[CronJob]) -> list[str]:
+    """Where copies run, as short as stays unambiguous: the hosts, else host:file."""
+    full = {(j.host, j.line.file) for j in jobs}
+    short = {j.host or j.line.file for j in jobs}
+    return sorted(short) if len(short) == len(full) else sorted({_place(j) for j in jobs})
+
+
+def _place(job: CronJob) -> str:
+    return f"{job.host}:{job.line.file}" if job.host else job.line.file
+
+
+def _listed(places: Sequence[str]) -> str:
+    return ", ".join(places[:5]) + (f" and {len(places) - 5} more" if len(places) > 5 else "")
+
+
+def _differs(a: CronJob, b: CronJob) -> str:
+    """The first difference that keeps two near-copies separate jobs, in words."""
+    if a.line.user != b.line.user:
+        there, here = b.line.user or "the crontab owner", a.line.user or "the crontab owner"
+        return f"it runs as {there} there, {here} here"
+    if a.timezone != b.timezone:
+        return f"its schedule is read in {b.timezone} there, {a.timezone} here"
+    if a.line.stdin != b.line.stdin:
+        return "its %-input differs"
+    keys = sorted(
+        k
+        for k in set(a.line.env) | set(b.line.env)
+        if k not in MAIL_ENV and a.line.env.get(k) != b.line.env.get(k)
+    )
+    if keys:
+        return f"its environment differs ({', '.join(keys[:3])})"
+    return "it is not the same command byte for byte, or runs as another crontab owner"
 
 
 def too_long(jobs: Sequence[CronJob], durations: Mapping[str, float]) -> list[tuple[CronJob, Hit]]:

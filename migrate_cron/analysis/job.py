@@ -79,3 +79,34 @@ def cadence_of(expr: str) -> Cadence:
     gaps.append(times[0] + 1440 - times[-1])
     typical = Counter(gaps).most_common(1)[0][0]
     return Cadence(per_day, float(typical), float(min(gaps)))
+
+
+@lru_cache(maxsize=65536)
+def schedule_key(expr: str) -> tuple[object, ...]:
+    """A schedule as cron runs it: the expanded sets, the day-of-month/day-of-week "or" rule
+    and whether DST moves it as a fixed-time job — not how it was spelt."""
+    try:
+        f = Schedule.parse(expr).fields
+    except ValueError:
+        return (expr,)
+    return (f.minutes, f.hours, f.days, f.months, f.weekdays, f.day_or, f.fixed_time)
+
+
+#: Env lines that change what cron does around the command (where its output is mailed), not
+#: what the command does: two lines that differ only here are still the same job.
+MAIL_ENV = frozenset({"MAILTO", "MAILFROM", "CONTENT_TYPE", "CONTENT_TRANSFER_ENCODING"})
+
+
+def job_identity(
+    line: CrontabLine, timezone: str, owner: str | None = None
+) -> tuple[object, ...] | None:
+    """What makes two crontab lines the same job: the schedule as cron expands it (``*/5``
+    and ``0-59/5`` are one), the zone it is read in, the command and its ``%``-stdin, the
+    user it runs as (the line's user field, else ``owner``: whose crontab the file is) and
+    every env line that reaches the command. None for ``@reboot``: a boot happens per host, so
+    its copies are not one job."""
+    if line.schedule is None or line.schedule == "@reboot" or line.command is None:
+        return None
+    when = schedule_key(line.schedule)
+    env = tuple(sorted((k, v) for k, v in line.env.items() if k not in MAIL_ENV))
+    return (when, timezone, line.shell_command, line.stdin, line.user or owner, env)

@@ -25,12 +25,13 @@ from migrate_cron.analysis.cross_rules import (
     too_long,
 )
 from migrate_cron.analysis.finding import Context, Finding, Hit, Rule
-from migrate_cron.analysis.job import CronJob, make_job
+from migrate_cron.analysis.job import CronJob, job_identity, make_job
 from migrate_cron.analysis.planner import PlanItem, plan_jobs
 from migrate_cron.analysis.rules import PER_LINE
 from migrate_cron.analysis.syntax import parse_finding
 from migrate_cron.crontab.entry import CrontabFile, Kind, Severity
 from migrate_cron.crontab.parser import gc_paused
+from migrate_cron.crontab.sources import spool_owner
 from migrate_cron.errors import UsageError
 
 
@@ -88,7 +89,11 @@ def _analyze(
     own: list[list[Finding]] = []  # per job: syntax warnings of its line, then rule findings
     in_order: list[list[Finding]] = []  # per line with findings, in file order (shared lists)
     names: Counter[str] = Counter()
+    # The same line in another file or on another host is the same job, under one name.
+    same: dict[tuple[object, ...], tuple[str, set[tuple[str | None, str]]]] = {}
     for crontab in files:
+        owner = spool_owner(crontab.path) if crontab.format == "user" else None
+        place = (crontab.host, crontab.path)
         for line in crontab.lines:
             syntax = (
                 [parse_finding(line, p, crontab.host) for p in line.problems]
@@ -99,9 +104,18 @@ def _analyze(
                 if syntax:
                     in_order.append(syntax)
                 continue
-            base = read_command(line.shell_command or "").name
-            names[base] += 1
-            name = base if names[base] == 1 else f"{base}-{names[base]}"
+            tz = line.timezone or default_tz
+            identity = job_identity(line, tz, owner)
+            known = same.get(identity) if identity is not None else None
+            if known is not None and place not in known[1]:
+                name = known[0]
+                known[1].add(place)
+            else:
+                base = read_command(line.shell_command or "").name
+                names[base] += 1
+                name = base if names[base] == 1 else f"{base}-{names[base]}"
+                if identity is not None and known is None:
+                    same[identity] = (name, {place})
             jobs.append(make_job(line, crontab.host, default_tz, name))
             own.append(syntax)
             in_order.append(syntax)

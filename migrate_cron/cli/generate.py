@@ -176,8 +176,13 @@ def _write(
 
 def generate_registry(
     crontabs: Annotated[
-        list[Path],
-        typer.Argument(help="Crontab files (user or system format).", show_default=False),
+        list[str],
+        typer.Argument(
+            help="Crontab files (user or system format), or HOST:PATH for a copy of HOST's "
+            "crontab: the same line on several hosts becomes one job with every origin.",
+            show_default=False,
+            metavar="CRONTAB...",
+        ),
     ],
     output: Annotated[
         Path,
@@ -270,7 +275,7 @@ def generate_registry(
             info(f"           registry: {a.old_text}\n           file:     {a.new_text}")
     for s in result.skipped:
         info(f"skipped  {s.file}:{s.line}  {s.reason}")
-    counts = {k: sum(1 for a in result.actions if a.status == k) for k in (NEW, CHANGED)}
+    counts = {k: len({a.name for a in result.actions if a.status == k}) for k in (NEW, CHANGED)}
     if dry_run:
         info("dry run: nothing written")
     elif result.written:

@@ -41,10 +41,12 @@ def register(app: typer.Typer) -> None:
 
 Name = Annotated[str, typer.Argument(help="The job's name in the registry.", show_default=False)]
 CrontabOption = Annotated[
-    Path | None,
+    list[str] | None,
     typer.Option(
         "--crontab",
-        help="The crontab file holding the job's line. Default: the file it was generated from.",
+        help="A crontab file holding the job's line, or HOST:PATH for one origin of a job "
+        "that ran on several hosts; repeat for more. Default: every origin, in the file it "
+        "was generated from.",
         show_default=False,
     ),
 ]
@@ -122,7 +124,7 @@ def migrate(
     if not dry_run and spec.mode != to.value:
         _check_database(database_url, table_prefix, name, to.value)
     try:
-        result = switch.migrate(
+        results = switch.migrate(
             registry_path,
             name,
             to.value,
@@ -136,8 +138,10 @@ def migrate(
     except switch.AlreadyThere as exc:
         info(str(exc))
         return
-    _print_result(result, as_json)
-    _explain_migrate(result, registry_path, dry_run)
+    _print_results(results, as_json)
+    for result in results:
+        _explain_migrate(result, registry_path, dry_run)
+    _next_steps(name, dry_run)
 
 
 def rollback(
@@ -161,21 +165,22 @@ def rollback(
     from migrate_cron.migration import switch
 
     try:
-        result = switch.rollback(
+        results = switch.rollback(
             Path(registry), name, crontab=crontab, dry_run=dry_run, install=install
         )
     except switch.AlreadyThere as exc:
         info(str(exc))
         return
-    _print_result(result, as_json)
+    _print_results(results, as_json)
     verb = "would restore" if dry_run else "restored"
-    info(
-        f"{verb} line {result.line} of {result.crontab}: {name} is back on {result.mode}"
-        + (f" (backup of the switched file: {result.backup})" if result.backup else "")
-    )
-    for note in result.notes:
-        info(f"note: {note}")
-    _install_note(result, dry_run)
+    for result in results:
+        info(
+            f"{verb} line {result.line} of {result.crontab}: {name} is back on {result.mode}"
+            + (f" (backup of the switched file: {result.backup})" if result.backup else "")
+        )
+        for note in result.notes:
+            info(f"note: {note}")
+        _install_note(result, dry_run)
     if not dry_run:
         _warn_queued(database_url, table_prefix, name)
 
@@ -340,7 +345,9 @@ def _check_database(url: str, prefix: str, name: str, to: str) -> None:
         store.dispose()
 
 
-def _print_result(result: SwitchResult, as_json: bool) -> None:
+def _print_results(results: list[SwitchResult], as_json: bool) -> None:
+    """The diffs; with --json one object: the first origin's fields (what a single-origin
+    job always printed) and ``origins``, every origin's."""
     import sys
 
     if as_json:
@@ -348,9 +355,10 @@ def _print_result(result: SwitchResult, as_json: bool) -> None:
 
         from migrate_cron.cli.common import print_json
 
-        print_json(asdict(result))
+        print_json({**asdict(results[0]), "origins": [asdict(r) for r in results]})
     else:
-        sys.stdout.write(result.diff)
+        for result in results:
+            sys.stdout.write(result.diff)
 
 
 def _explain_migrate(result: SwitchResult, registry: Path, dry_run: bool) -> None:
@@ -381,6 +389,11 @@ def _explain_migrate(result: SwitchResult, registry: Path, dry_run: bool) -> Non
     for note in result.notes:
         info(f"note: {note}")
     _install_note(result, dry_run)
+
+
+def _next_steps(name: str, dry_run: bool) -> None:
+    if dry_run:
+        return
     info(
         "next: keep a worker running (`migrate-cron worker`), then after its next slot run "
         f"`migrate-cron verify {name}`; undo any time with `migrate-cron rollback {name}`"

@@ -21,8 +21,13 @@ def register(app: typer.Typer) -> None:
 
 def plan(
     crontabs: Annotated[
-        list[Path],
-        typer.Argument(help="Crontab files (user or system format).", show_default=False),
+        list[str],
+        typer.Argument(
+            help="Crontab files (user or system format), or HOST:PATH for a copy of HOST's "
+            "crontab.",
+            show_default=False,
+            metavar="CRONTAB...",
+        ),
     ],
     as_json: JsonFlag = False,
     markdown: Annotated[
@@ -112,7 +117,7 @@ def _render_table(rows: list[PlanRow]) -> None:
             table.add_row(
                 f"{r.order}.",
                 escape(r.job),
-                escape(f"{r.file}:{r.line}"),
+                escape(f"{r.where}:{r.line}"),
                 escape(r.schedule),
                 why,
             )
@@ -122,10 +127,9 @@ def _render_table(rows: list[PlanRow]) -> None:
     if first is not None:
         from migrate_cron.cli.common import info
 
+        every = " ".join(dict.fromkeys(r.where for r in rows))
         step_one = (
-            f"`migrate-cron generate registry {first.file}`, then "
-            if not first.registry_name
-            else ""
+            f"`migrate-cron generate registry {every}`, then " if not first.registry_name else ""
         )
         info(escape(f"start with {first.job}: {step_one}`{first.next_command}`"))
 
@@ -143,10 +147,10 @@ def _with_registry_names(rows: list[PlanRow], registry: str | None) -> list[Plan
     base = path.resolve().parent
     by_line = {}
     for job in reg:
-        if job.source is not None:
-            src = Path(job.source.file)
+        for origin in job.sources:
+            src = Path(origin.file)
             full = src if src.is_absolute() else base / src
-            by_line[(str(full.resolve()), job.source.text)] = job.name
+            by_line[(str(full.resolve()), origin.text)] = job.name
     return [
         replace(r, registry_name=by_line.get((str(Path(r.file).resolve()), r.text))) for r in rows
     ]

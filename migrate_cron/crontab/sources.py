@@ -8,7 +8,7 @@ import glob
 import os
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from migrate_cron.crontab.entry import CrontabFile
@@ -17,7 +17,7 @@ from migrate_cron.errors import UsageError
 
 
 def load_crontab(
-    path: Path, data: bytes | None = None, *, file_format: str = "auto"
+    path: Path, data: bytes | None = None, *, file_format: str = "auto", host: str | None = None
 ) -> CrontabFile:
     """Parse a crontab file (or ``data`` as if it were that file); a missing or unreadable
     file is a usage error naming it."""
@@ -28,7 +28,7 @@ def load_crontab(
             raise UsageError(f"{path}: no such crontab file") from None
         except OSError as exc:
             raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    return parse_crontab(data, str(path), format=file_format)
+    return parse_crontab(data, str(path), format=file_format, host=host)
 
 
 #: Directories where cron keeps each user's crontab in a file named after the user: Debian
@@ -50,6 +50,28 @@ def spool_owner(path: str) -> str | None:
     return p.name if parent in SPOOL_DIRS else None
 
 
+def split_origin(arg: str) -> tuple[str | None, str]:
+    """``HOST:PATH`` as (HOST, PATH); a path that exists as given (even with a colon in it),
+    ``-`` and anything else as (None, arg)."""
+    if arg == "-" or os.path.exists(arg):
+        return None, arg
+    match = _HOST_PREFIX.match(arg)
+    if match:
+        return match.group(1), match.group(2)
+    return None, arg
+
+
+def load_origins(args: Sequence[str | Path], file_format: str = "auto") -> list[CrontabFile]:
+    """The crontabs ``generate registry`` and ``plan`` were given, as files or ``HOST:PATH``
+    (the crontab of HOST, copied here): the host is what makes two identical lines two origins
+    of one job rather than one line read twice."""
+    crontabs = []
+    for arg in args:
+        host, path = split_origin(str(arg))
+        crontabs.append(load_crontab(Path(path), file_format=file_format, host=host))
+    return crontabs
+
+
 def load_files(
     args: list[str],
     hosts: list[str],
@@ -66,11 +88,8 @@ def load_files(
     crontabs: list[CrontabFile] = []
     for index, arg in enumerate(args):
         host = hosts[index] if index < len(hosts) else None
-        path = arg
-        if arg != "-" and not os.path.exists(arg):
-            match = _HOST_PREFIX.match(arg)
-            if match:
-                host, path = match.group(1), match.group(2)
+        prefix, path = split_origin(arg)
+        host = prefix or host
         if path == "-":
             data = sys.stdin.buffer.read()
             crontabs.append(parse_crontab(data, "-", format=file_format, host=host))

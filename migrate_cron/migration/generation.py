@@ -11,7 +11,7 @@ commands are skipped, each with a reason.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -45,7 +45,7 @@ class Advice:
 
 def proposed_jobs(
     files: Sequence[CrontabFile],
-    advice: Mapping[tuple[str, int], Advice],
+    advice: Mapping[tuple[str | None, str, int], Advice],
     default_timezone: str,
     user: str | None = None,
 ) -> tuple[list[GeneratedJob], list[Skipped]]:
@@ -54,6 +54,7 @@ def proposed_jobs(
     file), else as the worker's own user (no ``user`` key)."""
     jobs: list[GeneratedJob] = []
     skipped: list[Skipped] = []
+    by_name: dict[str, int] = {}
     for parsed in files:
         path = str(Path(parsed.path).resolve())
         owner = user or spool_owner(parsed.path)
@@ -62,13 +63,34 @@ def proposed_jobs(
             if reason:
                 skipped.append(Skipped(parsed.path, line.number, reason))
                 continue
-            hint = advice.get((path, line.number), Advice())
-            jobs.append(_job(line, path, default_timezone, hint, owner))
+            hint = advice.get((parsed.host, path, line.number), Advice())
+            job = _job(line, path, default_timezone, hint, owner, parsed.host)
+            if hint.name in by_name and hint.name != Advice().name:
+                # The analysis named it like a line on another host: one job, one more origin.
+                index = by_name[hint.name]
+                first = jobs[index]
+                where = f"{parsed.host}:{parsed.path}" if parsed.host else parsed.path
+                note = f"also {where}:{line.number}"
+                if _mail(first.env) != _mail(job.env):
+                    mail = _mail(job.env) or "none"
+                    note += f" (its mail settings differ: {mail}; the job keeps the first's)"
+                jobs[index] = replace(
+                    first, sources=(*first.sources, *job.sources), note=first.note + "\n" + note
+                )
+                continue
+            by_name[hint.name] = len(jobs)
+            jobs.append(job)
         for line in parsed.invalid:  # lines cron rejects: named, never dropped silently
             reason = "; ".join(p.message for p in line.problems) or "not valid crontab syntax"
             skipped.append(Skipped(parsed.path, line.number, f"cron rejects this line: {reason}"))
     skipped.sort(key=lambda s: (s.file, s.line))
     return jobs, skipped
+
+
+def _mail(env: Mapping[str, str]) -> str:
+    from migrate_cron.analysis.job import MAIL_ENV
+
+    return ", ".join(f"{k}={v}" for k, v in sorted(env.items()) if k in MAIL_ENV)
 
 
 def _skip_reason(line: CrontabLine) -> str | None:
@@ -84,7 +106,12 @@ def _skip_reason(line: CrontabLine) -> str | None:
 
 
 def _job(
-    line: CrontabLine, path: str, default_timezone: str, hint: Advice, owner: str | None = None
+    line: CrontabLine,
+    path: str,
+    default_timezone: str,
+    hint: Advice,
+    owner: str | None = None,
+    host: str | None = None,
 ) -> GeneratedJob:
     """``owner`` is the user whose crontab a user-format file is (``--user``, or the name of a
     file under a cron spool directory); system lines carry their own user field."""
@@ -95,7 +122,7 @@ def _job(
         command=line.shell_command or "",
         schedule=line.schedule or "",
         timezone=line.timezone or default_timezone,
-        source=Source(path, line.number, line.text, line.user),
+        sources=(Source(path, line.number, line.text, line.user, host),),
         user=line.user or owner,
         shell=line.env.get("SHELL", "/bin/sh"),
         env=env,
@@ -144,7 +171,7 @@ class GenerateResult:
 
 
 def generate_registry(
-    paths: Sequence[Path],
+    paths: Sequence[str | Path],
     output: Path,
     *,
     force: bool = False,
@@ -153,8 +180,9 @@ def generate_registry(
     user: str | None = None,
     file_format: str = "auto",
 ) -> GenerateResult:
-    """Analyze ``paths`` and merge one entry per job line into the registry at ``output``;
-    ``user`` is whose crontab the user-format files are (system lines name their own)."""
+    """Analyze ``paths`` (files or ``HOST:PATH``) and merge one entry per job into the registry
+    at ``output`` — the same line on several hosts is one job with several origins; ``user``
+    is whose crontab the user-format files are (system lines name their own)."""
     from migrate_cron.crontab.timezone import host_timezone
     from migrate_cron.migration.crontab_file import atomic_write
     from migrate_cron.migration.planning import STEPS, analyze_files
@@ -163,18 +191,19 @@ def generate_registry(
 
     zone = timezone or host_timezone()
     report = analyze_files(paths, default_tz=zone, file_format=file_format)
-    steps = {(p.file, p.line): p for p in report.plan}
-    advice: dict[tuple[str, int], Advice] = {}
+    steps = {(p.host, p.file, p.line): p for p in report.plan}
+    advice: dict[tuple[str | None, str, int], Advice] = {}
     for r in report.jobs:
         line = r.job.line
-        item = steps.get((line.file, line.number))
+        item = steps.get((r.job.host, line.file, line.number))
         verdict = r.classification
-        note = f"{line.file}:{line.number}"
+        note = f"{r.job.host}:" if r.job.host else ""
+        note += f"{line.file}:{line.number}"
         if item is not None:
             step, title = STEPS.get(str(item.category), (4, str(item.category)))
             note += f" — plan step {step} ({title}): {'; '.join(item.reasons)}"
         note += f"\npolicy {verdict.policy}: {verdict.policy_reason}"
-        advice[(str(Path(line.file).resolve()), line.number)] = Advice(
+        advice[(r.job.host, str(Path(line.file).resolve()), line.number)] = Advice(
             name=r.job.name, policy=str(verdict.policy), note=note
         )
     jobs, skipped = proposed_jobs(report.files, advice, zone, user)
@@ -182,7 +211,7 @@ def generate_registry(
     with registry_lock(output, dry_run):
         before = output.read_text(encoding="utf-8") if output.exists() else ""
         after, actions = merge(
-            before or None, jobs, [str(p) for p in paths], registry_dir, force=force
+            before or None, jobs, [f.path for f in report.files], registry_dir, force=force
         )
         written = not dry_run and after != before
         if written:

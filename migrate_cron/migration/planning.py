@@ -55,11 +55,16 @@ class PlanRow:
         return self.registry_name or self.name
 
     @property
+    def where(self) -> str:
+        """The file as commands take it: ``HOST:PATH`` for another host's crontab."""
+        return f"{self.host}:{self.file}" if self.host else self.file
+
+    @property
     def next_command(self) -> str:
         if self.step >= 4:
             return "-"
         hint = f" --format {self.format_hint}" if self.format_hint else ""
-        return f"migrate-cron migrate {self.job} --crontab {self.file}{hint}"
+        return f"migrate-cron migrate {self.job} --crontab {self.where}{hint}"
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -81,19 +86,20 @@ class PlanRow:
 
 
 def analyze_files(
-    paths: Sequence[Path],
+    paths: Sequence[str | Path],
     now: datetime | None = None,
     default_tz: str | None = None,
     file_format: str = "auto",
 ) -> Report:
-    """Read and analyze crontab files (unreadable files are usage errors)."""
+    """Read and analyze crontab files, each a path or ``HOST:PATH`` (unreadable files are
+    usage errors)."""
     from datetime import UTC
 
     from migrate_cron.analysis.report import analyze
-    from migrate_cron.crontab.sources import load_crontab as read_crontab
+    from migrate_cron.crontab.sources import load_origins
     from migrate_cron.crontab.timezone import host_timezone
 
-    files = [read_crontab(Path(p), file_format=file_format) for p in paths]
+    files = load_origins(paths, file_format)
     return analyze(files, now=now or datetime.now(UTC), default_tz=default_tz or host_timezone())
 
 
@@ -123,5 +129,5 @@ def plan_rows(report: Report) -> list[PlanRow]:
     return rows
 
 
-def plan_files(paths: Sequence[Path]) -> list[PlanRow]:
+def plan_files(paths: Sequence[str | Path]) -> list[PlanRow]:
     return plan_rows(analyze_files(paths))

@@ -13,13 +13,16 @@ a job. So it is edited as a document (tomlkit), never re-serialised from parsed 
 - an entry whose line is gone is reported and kept (its queue rows may still need it);
 - lines that are already switched (our ``enqueue`` command or scheduler marker) are skipped.
 
-Mode changes (``migrate`` / ``rollback``) touch only ``mode`` and the ``migration`` table.
+- the same line on another host or in another file is another origin of the same job
+  (JOINED): ``[jobs.NAME.source]`` becomes a ``[[jobs.NAME.sources]]`` array.
+
+Mode changes (``migrate`` / ``rollback``) touch only ``mode`` and the ``migration`` table(s).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +47,7 @@ CHANGED = "changed"
 UPDATED = "updated"
 GONE = "gone"
 SWITCHED = "switched"
+JOINED = "joined"
 
 
 @dataclass(frozen=True)
@@ -55,7 +59,8 @@ class GeneratedJob:
     command: str
     schedule: str
     timezone: str
-    source: Source
+    #: Every line this job stands for (the same line on several hosts or in several files).
+    sources: tuple[Source, ...]
     user: str | None = None
     shell: str = "/bin/sh"
     env: Mapping[str, str] = field(default_factory=dict)
@@ -63,6 +68,10 @@ class GeneratedJob:
     cwd: str | None = None
     policy: str = "skip"
     note: str = ""
+
+    @property
+    def source(self) -> Source:
+        return self.sources[0]
 
 
 @dataclass(frozen=True)
@@ -81,12 +90,20 @@ class MergeAction:
 
 @dataclass(frozen=True)
 class _Known:
+    """One origin of a job already in the registry."""
+
     name: str
     file: str
     line: int
     text: str
     mode: str
     migrated_line: str | None
+    #: Its place in ``[[jobs.NAME.sources]]``; None for the single ``[jobs.NAME.source]``.
+    index: int | None = None
+
+    @property
+    def key(self) -> tuple[str, int | None]:
+        return (self.name, self.index)
 
 
 def load_document(text: str | None) -> tomlkit.TOMLDocument:
@@ -106,87 +123,101 @@ def merge(
     *,
     force: bool = False,
 ) -> tuple[str, list[MergeAction]]:
-    """The registry text with ``proposed`` merged in, and what happened to each job."""
+    """The registry text with ``proposed`` merged in, and what happened to each origin.
+
+    An origin is matched by its file and text. A proposed job whose lines are partly known
+    joins the known job (its new lines become more origins of it); known jobs are never
+    merged or renamed by a tool."""
     doc = load_document(existing)
     jobs = _jobs_table(doc)
     known = _known(jobs, registry_dir)
-    claimed: set[str] = set()
+    claimed: set[tuple[str, int | None]] = set()
     actions: list[MergeAction] = []
-    matched: dict[int, _Known] = {}
+    matched: dict[tuple[int, int], _Known] = {}
     by_text = sorted(known, key=lambda k: k.line)
-    # Pass 1: the same text in the same file is the same job (maybe moved).
+    # Pass 1: the same text in the same file is the same origin (maybe moved).
     for i, g in enumerate(proposed):
-        for k in by_text:
-            if k.name not in claimed and k.file == g.source.file and k.text == g.source.text:
-                matched[i] = k
-                claimed.add(k.name)
-                break
+        for j, src in enumerate(g.sources):
+            for k in by_text:
+                if k.key not in claimed and k.file == src.file and k.text == src.text:
+                    matched[(i, j)] = k
+                    claimed.add(k.key)
+                    break
     # Lines that are our own rewrites belong to the job that wrote them.
     switched_lines = {(k.file, k.migrated_line): k for k in known if k.migrated_line}
     names = set(str(n) for n in jobs)
     for i, g in enumerate(proposed):
-        file, line = g.source.file, g.source.line
-        rel = _display(file, registry_dir)
-        if i in matched:
-            k = matched[i]
-            if k.line != line:
-                _table(jobs, k.name)["source"]["line"] = line
-                actions.append(MergeAction(k.name, MOVED, rel, line, f"was line {k.line}"))
-            else:
-                actions.append(MergeAction(k.name, KEPT, rel, line))
-            continue
-        owner = switched_lines.get((file, g.source.text))
-        if owner is not None or _is_our_enqueue(g.command):
-            name = owner.name if owner else "?"
-            claimed.add(name)
-            actions.append(
-                MergeAction(name, SWITCHED, rel, line, "already switched by migrate-cron")
-            )
-            continue
-        edited = next(
-            (
-                k
-                for k in known
-                if k.name not in claimed and k.file == file and k.line == line and k.mode == "cron"
-            ),
-            None,
+        owner = next(
+            (matched[(i, j)].name for j in range(len(g.sources)) if (i, j) in matched), None
         )
-        if edited is not None:
-            k = edited
-            claimed.add(k.name)
-            if not force:
+        fresh: list[Source] = []
+        for j, src in enumerate(g.sources):
+            file, line = src.file, src.line
+            rel = _display(file, registry_dir, src.host)
+            if (i, j) in matched:
+                k = matched[(i, j)]
+                if k.line != line:
+                    _origin(jobs, k)["line"] = line
+                    actions.append(MergeAction(k.name, MOVED, rel, line, f"was line {k.line}"))
+                else:
+                    actions.append(MergeAction(k.name, KEPT, rel, line))
+                continue
+            ours = switched_lines.get((file, src.text))
+            if ours is not None or _is_our_enqueue(g.command):
+                name = ours.name if ours else "?"
+                if ours is not None:
+                    claimed.add(ours.key)
+                actions.append(
+                    MergeAction(name, SWITCHED, rel, line, "already switched by migrate-cron")
+                )
+                continue
+            edited = next(
+                (
+                    k
+                    for k in known
+                    if k.key not in claimed
+                    and k.file == file
+                    and k.line == line
+                    and k.migrated_line is None
+                ),
+                None,
+            )
+            if edited is not None:
+                actions.append(_edited(jobs, edited, g, src, rel, registry_dir, force))
+                claimed.add(edited.key)
+                continue
+            if owner is not None:
+                _add_origin(_table(jobs, owner), src, registry_dir)
                 actions.append(
                     MergeAction(
-                        k.name,
-                        CHANGED,
-                        rel,
-                        line,
-                        "the line changed since the registry was generated; left as it was "
-                        "(re-run with --force to take the new line, keeping the name)",
-                        old_text=k.text,
-                        new_text=g.source.text,
+                        owner, JOINED, rel, line, "the same line as another origin: one job"
                     )
                 )
                 continue
-            _update_entry(_table(jobs, k.name), g, registry_dir)
-            detail = "took the changed line, name kept"
-            fresh = registry_name(g.name, [])
-            if fresh != k.name and not k.name.startswith(fresh):
-                detail += f" (a new line would be named {fresh!r}; rename by hand if you like)"
-            actions.append(
-                MergeAction(
-                    k.name, UPDATED, rel, line, detail, old_text=k.text, new_text=g.source.text
-                )
-            )
-            continue
-        name = registry_name(g.name, names)
-        names.add(name)
-        claimed.add(name)
-        jobs.append(name, _new_entry(g, registry_dir))
-        actions.append(MergeAction(name, NEW, rel, line))
+            fresh.append(src)
+        if fresh and owner is None:
+            # Its other origins may be switched already (their lines now only enqueue, so
+            # the analysis could not pair them): the same job by what it runs joins.
+            owner = _same_job(jobs, known, g, fresh)
+            if owner is not None:
+                for src in fresh:
+                    _add_origin(_table(jobs, owner), src, registry_dir)
+                    where = _display(src.file, registry_dir, src.host)
+                    actions.append(
+                        MergeAction(owner, JOINED, where, src.line, "the same job, another origin")
+                    )
+                fresh = []
+        if fresh:
+            name = registry_name(g.name, names)
+            names.add(name)
+            jobs.append(name, _new_entry(replace(g, sources=tuple(fresh)), registry_dir))
+            for src in fresh:
+                detail = f"one job for {len(fresh)} origins" if len(fresh) > 1 else ""
+                where = _display(src.file, registry_dir, src.host)
+                actions.append(MergeAction(name, NEW, where, src.line, detail))
     wanted = {str(Path(f).resolve()) for f in files}
     for k in known:
-        if k.name in claimed or k.file not in wanted:
+        if k.key in claimed or k.file not in wanted:
             continue
         if k.migrated_line is not None and k.migrated_line in _lines(k.file):
             # a scheduler marker is a comment, so the parser proposed nothing for it
@@ -216,27 +247,72 @@ def merge(
     return tomlkit.dumps(doc), actions
 
 
-def set_mode(existing: str, name: str, mode: str, migration: Migration | None) -> str:
-    """The registry text with job ``name`` in ``mode`` and its ``migration`` table set
-    (or removed when None). Everything else stays as written."""
+def _edited(
+    jobs: Table,
+    k: _Known,
+    g: GeneratedJob,
+    src: Source,
+    rel: str,
+    registry_dir: Path,
+    force: bool,
+) -> MergeAction:
+    """A known origin whose line changed since generation: a conflict, taken with --force."""
+    if not force:
+        return MergeAction(
+            k.name,
+            CHANGED,
+            rel,
+            src.line,
+            "the line changed since the registry was generated; left as it was "
+            "(re-run with --force to take the new line, keeping the name)",
+            old_text=k.text,
+            new_text=src.text,
+        )
+    table = _table(jobs, k.name)
+    if k.index is None:
+        _update_entry(table, replace(g, sources=(src,)), registry_dir)
+    else:
+        _fill(table, g, registry_dir)
+        table["sources"][k.index] = _source_table(src, registry_dir)
+    detail = "took the changed line, name kept"
+    fresh = registry_name(g.name, [])
+    if fresh != k.name and not k.name.startswith(fresh):
+        detail += f" (a new line would be named {fresh!r}; rename by hand if you like)"
+    return MergeAction(k.name, UPDATED, rel, src.line, detail, old_text=k.text, new_text=src.text)
+
+
+def set_switches(existing: str, name: str, mode: str, migrations: Sequence[Migration]) -> str:
+    """The registry text with job ``name`` in ``mode`` and its switches set: one
+    ``[jobs.NAME.migration]`` for a job with one origin, else one ``[[jobs.NAME.migrations]]``
+    per switched origin; none removes them. Everything else stays as written."""
     doc = load_document(existing)
     table = _table(_jobs_table(doc), name)
     table["mode"] = mode
-    if migration is None:
-        if "migration" in table:
-            del table["migration"]
-    else:
-        m = tomlkit.table()
-        m["previous_mode"] = migration.previous_mode
-        m["crontab"] = migration.crontab
-        m["line"] = migration.line
-        m["switched_at"] = migration.switched_at
-        m["installed"] = migration.installed
-        m.add(tomlkit.nl())
-        if "migration" in table:
-            del table["migration"]
-        table.append("migration", m)
+    for key in ("migration", "migrations"):
+        if key in table:
+            del table[key]
+    if len(migrations) == 1 and "sources" not in table:
+        table.append("migration", _migration_table(migrations[0], with_origin=False))
+    elif migrations:
+        many = tomlkit.aot()
+        for m in migrations:
+            many.append(_migration_table(m, with_origin=True))
+        table.append("migrations", many)
     return tomlkit.dumps(doc)
+
+
+def _migration_table(migration: Migration, *, with_origin: bool) -> Table:
+    m = tomlkit.table()
+    if with_origin and migration.origin is not None:
+        m["origin"] = migration.origin
+    m["previous_mode"] = migration.previous_mode
+    m["crontab"] = migration.crontab
+    m["line"] = migration.line
+    m["switched_at"] = migration.switched_at
+    m["installed"] = migration.installed
+    if not with_origin:
+        m.add(tomlkit.nl())
+    return m
 
 
 def source_path(file: str, registry_dir: Path) -> Path:
@@ -274,21 +350,103 @@ def _table(jobs: Table, name: str) -> Any:
 def _known(jobs: Table, registry_dir: Path) -> list[_Known]:
     out = []
     for name, table in jobs.items():
-        src = table.get("source") if hasattr(table, "get") else None
-        if not src or "file" not in src or "text" not in src:
+        if not hasattr(table, "get"):
             continue
-        mig = table.get("migration") or {}
-        out.append(
-            _Known(
-                name=str(name),
-                file=str(source_path(str(src["file"]), registry_dir).resolve()),
-                line=int(src.get("line", 0)),
-                text=str(src["text"]),
-                mode=str(table.get("mode", "cron")),
-                migrated_line=str(mig["line"]) if "line" in mig else None,
-            )
+        single = table.get("source")
+        origins: list[tuple[Any, int | None]] = (
+            [(single, None)]
+            if single is not None
+            else [(s, i) for i, s in enumerate(table.get("sources") or [])]
         )
+        switches = _switches(table)
+        for src, index in origins:
+            if not src or "file" not in src or "text" not in src:
+                continue
+            label = f"{src['host']}:{src['file']}" if src.get("host") else str(src["file"])
+            mig = switches.get(label) or (switches.get(None) if index in (None, 0) else None)
+            out.append(
+                _Known(
+                    name=str(name),
+                    file=str(source_path(str(src["file"]), registry_dir).resolve()),
+                    line=int(src.get("line", 0)),
+                    text=str(src["text"]),
+                    mode=str(table.get("mode", "cron")),
+                    migrated_line=str(mig["line"]) if mig and "line" in mig else None,
+                    index=index,
+                )
+            )
     return out
+
+
+def _same_job(
+    jobs: Table, known: Sequence[_Known], g: GeneratedJob, fresh: Sequence[Source]
+) -> str | None:
+    """The known generated job that runs exactly what ``g`` runs (schedule as cron expands
+    it, zone, command, stdin, user, shell, env but mail settings) in other files, if any."""
+    from migrate_cron.analysis.job import MAIL_ENV, schedule_key
+
+    def env(values: Any) -> list[tuple[str, str]]:
+        return sorted((str(k), str(v)) for k, v in dict(values).items() if k not in MAIL_ENV)
+
+    files = {src.file for src in fresh}
+    for name in dict.fromkeys(k.name for k in known):
+        if any(k.name == name and k.file in files for k in known):
+            continue
+        t = _table(jobs, name)
+        if (
+            t.get("command") == g.command
+            and schedule_key(str(t.get("schedule", ""))) == schedule_key(g.schedule)
+            and t.get("timezone", "UTC") == g.timezone
+            and t.get("user") == g.user
+            and t.get("stdin") == g.stdin
+            and t.get("shell", "/bin/sh") == g.shell
+            and env(t.get("env", {})) == env(g.env)
+        ):
+            return name
+    return None
+
+
+def _switches(table: Any) -> dict[str | None, Any]:
+    """A job's switches by the label of the origin each rewrote (None: its only origin)."""
+    single = table.get("migration")
+    if single is not None:
+        return {single.get("origin"): single}
+    return {m.get("origin"): m for m in table.get("migrations") or []}
+
+
+def _origin(jobs: Table, k: _Known) -> Any:
+    table = _table(jobs, k.name)
+    return table["source"] if k.index is None else table["sources"][k.index]
+
+
+def _add_origin(table: Any, src: Source, registry_dir: Path) -> None:
+    """One more line for a job: its one ``[source]`` becomes a ``[[sources]]`` array (a
+    single switch made before then names the origin it rewrote)."""
+    if "source" in table:
+        first = table["source"]
+        label = f"{first['host']}:{first['file']}" if first.get("host") else str(first["file"])
+        many = tomlkit.aot()
+        many.append(_copy_table(first))
+        del table["source"]
+        table.append("sources", many)
+        single = table.get("migration")
+        if single is not None:
+            migration = _copy_table(single)
+            migration["origin"] = label
+            del table["migration"]
+            switches = tomlkit.aot()
+            switches.append(migration)
+            table.append("migrations", switches)
+    if "sources" not in table:
+        table.append("sources", tomlkit.aot())
+    table["sources"].append(_source_table(src, registry_dir))
+
+
+def _copy_table(item: Any) -> Table:
+    t = tomlkit.table()
+    for key, value in item.items():
+        t[key] = value
+    return t
 
 
 def _new_entry(g: GeneratedJob, registry_dir: Path) -> Table:
@@ -298,7 +456,13 @@ def _new_entry(g: GeneratedJob, registry_dir: Path) -> Table:
             t.add(tomlkit.comment(line))
     _fill(t, g, registry_dir)
     t["mode"] = "cron"
-    t.append("source", _source_table(g.source, registry_dir))
+    if len(g.sources) == 1:
+        t.append("source", _source_table(g.source, registry_dir))
+    else:
+        many = tomlkit.aot()
+        for src in g.sources:
+            many.append(_source_table(src, registry_dir))
+        t.append("sources", many)
     return t
 
 
@@ -336,11 +500,14 @@ def _source_table(src: Source, registry_dir: Path) -> Table:
     s["text"] = src.text
     if src.user is not None:
         s["user"] = src.user
+    if src.host is not None:
+        s["host"] = src.host
     return s
 
 
-def _display(file: str, registry_dir: Path) -> str:
-    return stored_path(Path(file), registry_dir)
+def _display(file: str, registry_dir: Path, host: str | None = None) -> str:
+    shown = stored_path(Path(file), registry_dir)
+    return f"{host}:{shown}" if host else shown
 
 
 def _lines(file: str) -> set[str]:

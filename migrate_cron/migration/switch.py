@@ -2,7 +2,10 @@
 
 Guarantees:
 
-- Only the job's own line changes; every other byte of the crontab stays as it was.
+- Only the job's own line changes; every other byte of the crontab stays as it was. A job
+  with several origins (the same line on several hosts) has that line changed in each file
+  switched together, or one origin at a time (``HOST:PATH``); each origin's switch is recorded
+  on its own, so rollback restores each.
 - A line that changed since the registry was generated is never switched: the registry's
   ``source.text`` is what rollback restores, so it must be what the file holds.
 - ``rollback`` writes ``source.text`` back, so after any sequence of migrate/rollback over a
@@ -20,7 +23,7 @@ import fcntl
 import os
 import tomllib
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -29,7 +32,7 @@ from migrate_cron.migration import registry_writer
 from migrate_cron.migration.crontab_file import CrontabText, atomic_write, backup, is_text_safe
 from migrate_cron.migration.install import Installer
 from migrate_cron.migration.rewrite import enqueue_line, scheduler_line
-from migrate_cron.registry import JobSpec, Migration, Registry, parse_registry
+from migrate_cron.registry import JobSpec, Migration, Registry, Source, parse_registry
 from migrate_cron.vocabulary import Mode
 
 TARGET_MODES = (Mode.ENQUEUE, Mode.SCHEDULER)
@@ -83,6 +86,7 @@ class SwitchResult:
     backup: str | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
     run_as: str | None = None  # the user field of a system crontab line
+    origin: str | None = None  # the origin's label: HOST:FILE, or FILE
 
 
 @dataclass(frozen=True)
@@ -99,13 +103,15 @@ def migrate(
     target: Target,
     now: datetime,
     *,
-    crontab: Path | None = None,
+    crontab: Path | str | Sequence[Path | str] | None = None,
     dry_run: bool = False,
     install: bool = False,
     installer: Installer | None = None,
     file_format: str | None = None,
-) -> SwitchResult:
-    """Switch job ``name``'s crontab line to ``to`` (``enqueue`` or ``scheduler``).
+) -> list[SwitchResult]:
+    """Switch job ``name``'s crontab lines to ``to`` (``enqueue`` or ``scheduler``): every
+    origin not yet switched, or the ones ``crontab`` names (files or ``HOST:PATH``), all in
+    one change. One result per origin rewritten.
 
     The crontab's format must be a fact — its place (cron.d, /etc/crontab, cron's spool) or
     ``file_format`` — when its lines alone could be read either way: a system line rewritten
@@ -115,159 +121,297 @@ def migrate(
     with registry_lock(registry_path, dry_run):
         loaded = _load(registry_path, name)
         spec = loaded.spec
-        src = _switchable(spec, registry_path)
-        path = _crontab_path(crontab, spec, registry_path)
-        notes: list[str] = []
-        if spec.mode == to:
-            raise AlreadyThere(f"{name} already runs via {to} (nothing to do)")
-        if install and src.user is not None:
-            raise UsageError(
-                f"{path} is a system crontab (its lines name a user): cron reads it in place, "
-                "so there is nothing to install — leave out --install"
+        _switchable(spec, registry_path)
+        chosen = _origins(spec, registry_path, _given(crontab), rolling_back=False)
+        todo = [
+            (src, path)
+            for src, path in chosen
+            if not (spec.migration_of(src) is not None and spec.mode == to)
+        ]
+        if not todo:
+            where = ", ".join(src.label for src, _ in chosen)
+            raise AlreadyThere(f"{name} already runs via {to} from {where} (nothing to do)")
+        if install and len(todo) > 1:
+            raise UsageError("--install switches one user crontab: name it with --crontab")
+        if spec.mode != "cron" and not spec.migrations:
+            raise Refused(
+                f"{name} has mode {spec.mode!r} but no record of a switch by migrate-cron; "
+                'set its mode back to "cron" in the registry, then migrate it'
             )
-        if spec.mode == "cron":
-            expected, previous = src.text, "cron"
-        else:
-            if spec.migration is None:
-                raise Refused(
-                    f"{name} has mode {spec.mode!r} but no record of a switch by migrate-cron; "
-                    'set its mode back to "cron" in the registry, then migrate it'
-                )
-            expected, previous = spec.migration.line, spec.migration.previous_mode
-        text = CrontabText.read(path)
-        # A crontab installed with `crontab -` is a user's crontab: that is a fact too.
-        _check_format(path, text, src.user, file_format or ("user" if install else None))
-        number = _locate(text, expected, src.line, path, name, spec.mode)
-        if number != src.line and spec.mode == "cron":
-            notes.append(f"the line moved from {src.line} to {number} since generation")
-        if spec.user is not None:
-            notes.append(
-                f"the worker runs it as {spec.user}, as cron did (a worker that cannot become "
-                f"{spec.user} — not root, or no such user on its host — leaves it to others)"
+        previous = spec.migrations[0].previous_mode if spec.migrations else spec.mode
+        switches = {m.origin: m for m in spec.migrations}
+        results: list[SwitchResult] = []
+        changes: list[_Change] = []
+        for src, path in todo:
+            change = _switch_origin(spec, src, path, to, target, install, file_format, todo)
+            changes.append(change)
+            results.append(change.result)
+            stored = registry_writer.stored_path(path, registry_path.parent)
+            origin = src.label if len(spec.sources) > 1 else None
+            old = spec.migration_of(src)
+            switches.pop(old.origin if old else origin, None)
+            switches[origin] = Migration(
+                previous_mode=previous,
+                crontab=stored,
+                line=change.result.after,
+                switched_at=now.replace(microsecond=0),
+                installed=install,
+                origin=origin,
             )
-        elif src.user is not None:
-            notes.append(
-                f"cron ran it as {src.user}, but the registry has no `user` key: the worker "
-                f'would run it as its own user — add `user = "{src.user}"` to [jobs.{name}]'
-            )
-        else:
-            notes.append("the worker runs it as the worker's own user (no `user` key)")
-        if to == "enqueue":
-            try:
-                new_line = enqueue_line(src.text, src.user is not None, target.argv(name))
-            except ValueError as exc:
-                raise UsageError(f"cannot switch {name}: {exc}") from None
-        else:
-            new_line = scheduler_line(src.text, name)
-        after = text.replace(number, new_line)
-        shown = str(path)
-        result = SwitchResult(
-            name=name,
-            mode=to,
-            previous_mode=spec.mode,
-            crontab=shown,
-            line=number,
-            before=text.lines[number - 1],
-            after=new_line,
-            diff=text.diff(after, shown),
-            written=False,
-            installed=install,
-            notes=tuple(notes),
-            run_as=src.user,
-        )
         if install:
-            _check_installed(installer, text, path)
+            _check_installed(installer, changes[0].before, changes[0].path)
         if dry_run:
-            return result
-        migration = Migration(
-            previous_mode=previous,
-            crontab=registry_writer.stored_path(path, registry_path.parent),
-            line=new_line,
-            switched_at=now.replace(microsecond=0),
-            installed=install,
+            return results
+        new_registry = registry_writer.set_switches(
+            loaded.text, name, to, _in_source_order(spec, switches)
         )
-        new_registry = registry_writer.set_mode(loaded.text, name, to, migration)
-        saved = _commit(
-            registry_path, loaded.text, new_registry, path, text, after, install, installer
-        )
-        return _written(result, saved)
+        saved = _commit(registry_path, loaded.text, new_registry, changes, install, installer)
+        return [_written(r, b) for r, b in zip(results, saved, strict=True)]
 
 
 def rollback(
     registry_path: Path,
     name: str,
     *,
-    crontab: Path | None = None,
+    crontab: Path | str | Sequence[Path | str] | None = None,
     dry_run: bool = False,
     install: bool | None = None,
     installer: Installer | None = None,
-) -> SwitchResult:
-    """Put job ``name``'s original crontab line back, byte for byte, and its previous mode."""
+) -> list[SwitchResult]:
+    """Put job ``name``'s original crontab lines back, byte for byte: every switched origin,
+    or the ones ``crontab`` names. The job gets its previous mode back once no origin is
+    switched any more."""
     with registry_lock(registry_path, dry_run):
         loaded = _load(registry_path, name)
         spec = loaded.spec
-        mig = spec.migration
-        if mig is None:
+        if not spec.migrations:
             if spec.mode == "cron":
                 raise AlreadyThere(f"{name} is not switched (mode cron): nothing to roll back")
             raise Refused(
                 f"{name} has mode {spec.mode!r} but no record of a switch by migrate-cron, so "
                 "there is no line to restore; change its mode in the registry by hand"
             )
-        src = _switchable(spec, registry_path)
-        path = crontab or registry_writer.source_path(mig.crontab, registry_path.parent)
-        do_install = mig.installed if install is None else install
-        if do_install and src.user is not None:
-            raise UsageError(f"{path} is a system crontab: leave out --install")
-        text = CrontabText.read(path)
-        notes: list[str] = []
-        found = text.find(mig.line)
-        if len(found) > 1:
-            # A copied migrated line would keep enqueueing after a rollback of one copy, and
-            # restoring every copy would run the original command more than once: refuse.
-            where = ", ".join(str(n) for n in found)
-            raise Refused(
-                f"{path}: the migrated line of {name} appears {len(found)} times (lines "
-                f"{where}); delete the copies you added, keep one, then roll back again"
-            )
-        if src.line in found:
-            number = src.line
-        elif len(found) == 1:
-            number = found[0]
-        else:
-            restored = text.find(src.text)
-            if not found and len(restored) == 1:
-                notes.append(
-                    f"the original line is already back at line {restored[0]}; only the "
-                    "registry's mode was restored"
-                )
-                number = restored[0]
-            else:
-                raise Refused(_not_found(path, name, mig.line, found, text))
-        after = text.replace(number, src.text)
-        shown = str(path)
-        result = SwitchResult(
-            name=name,
-            mode=mig.previous_mode,
-            previous_mode=spec.mode,
-            crontab=shown,
-            line=number,
-            before=text.lines[number - 1],
-            after=src.text,
-            diff=text.diff(after, shown),
-            written=False,
-            installed=do_install,
-            notes=tuple(notes),
-        )
+        _switchable(spec, registry_path)
+        chosen = _origins(spec, registry_path, _given(crontab), rolling_back=True)
+        todo = [(src, path) for src, path in chosen if spec.migration_of(src) is not None]
+        if not todo:
+            where = ", ".join(src.label for src, _ in chosen)
+            raise AlreadyThere(f"{name} is not switched in {where}: nothing to roll back")
+        first = spec.migration_of(todo[0][0])
+        assert first is not None
+        do_install = first.installed if install is None else install
+        if do_install and len(todo) > 1:
+            raise UsageError("--install restores one user crontab: name it with --crontab")
+        remaining = {m.origin: m for m in spec.migrations}
+        changes: list[_Change] = []
+        for src, path in todo:
+            mig = spec.migration_of(src)
+            assert mig is not None
+            changes.append(_restore_origin(spec, src, mig, path, do_install))
+            remaining.pop(mig.origin, None)
+        mode = spec.mode if remaining else first.previous_mode
+        results = [replace(c.result, mode=mode) for c in changes]
         if do_install:
-            _check_installed(installer, text, path)
+            _check_installed(installer, changes[0].before, changes[0].path)
         if dry_run:
-            return result
-        new_registry = registry_writer.set_mode(loaded.text, name, mig.previous_mode, None)
-        saved = _commit(
-            registry_path, loaded.text, new_registry, path, text, after, do_install, installer
+            return results
+        new_registry = registry_writer.set_switches(
+            loaded.text, name, mode, _in_source_order(spec, remaining)
         )
-        return _written(result, saved)
+        saved = _commit(registry_path, loaded.text, new_registry, changes, do_install, installer)
+        return [_written(r, b) for r, b in zip(results, saved, strict=True)]
+
+
+@dataclass(frozen=True)
+class _Change:
+    """One crontab file's rewrite within a migrate or rollback."""
+
+    path: Path
+    before: CrontabText
+    after: CrontabText
+    result: SwitchResult
+
+
+def _switch_origin(
+    spec: JobSpec,
+    src: Source,
+    path: Path,
+    to: str,
+    target: Target,
+    install: bool,
+    file_format: str | None,
+    together: Sequence[tuple[Source, Path]] = (),
+) -> _Change:
+    name = spec.name
+    if install and src.user is not None:
+        raise UsageError(
+            f"{path} is a system crontab (its lines name a user): cron reads it in place, "
+            "so there is nothing to install — leave out --install"
+        )
+    mig = spec.migration_of(src)
+    expected = src.text if mig is None else mig.line
+    text = CrontabText.read(path)
+    # A crontab installed with `crontab -` is a user's crontab: that is a fact too.
+    _check_format(path, text, src.user, file_format or ("user" if install else None))
+    number = _locate(text, expected, src.line, path, name, "cron" if mig is None else spec.mode)
+    notes: list[str] = []
+    if number != src.line and mig is None:
+        notes.append(f"the line moved from {src.line} to {number} since generation")
+    if spec.user is not None:
+        notes.append(
+            f"the worker runs it as {spec.user}, as cron did (a worker that cannot become "
+            f"{spec.user} — not root, or no such user on its host — leaves it to others)"
+        )
+    elif src.user is not None:
+        notes.append(
+            f"cron ran it as {src.user}, but the registry has no `user` key: the worker "
+            f'would run it as its own user — add `user = "{src.user}"` to [jobs.{name}]'
+        )
+    else:
+        notes.append("the worker runs it as the worker's own user (no `user` key)")
+    if len(spec.sources) > 1:
+        now = {s for s, _ in together} | {src}
+        rest = [s.label for s in spec.sources if s not in now and spec.migration_of(s) is None]
+        if rest:
+            notes.append(
+                f"{len(rest)} other origin(s) still run it from cron ({', '.join(rest[:3])}): "
+                "until they are switched too, each slot runs once per such host as before"
+            )
+    if to == "enqueue":
+        try:
+            new_line = enqueue_line(src.text, src.user is not None, target.argv(name))
+        except ValueError as exc:
+            raise UsageError(f"cannot switch {name}: {exc}") from None
+    else:
+        new_line = scheduler_line(src.text, name)
+    after = text.replace(number, new_line)
+    shown = str(path)
+    result = SwitchResult(
+        name=name,
+        mode=to,
+        previous_mode=spec.mode,
+        crontab=shown,
+        line=number,
+        before=text.lines[number - 1],
+        after=new_line,
+        diff=text.diff(after, shown),
+        written=False,
+        installed=install,
+        notes=tuple(notes),
+        run_as=src.user,
+        origin=src.label,
+    )
+    return _Change(path, text, after, result)
+
+
+def _restore_origin(
+    spec: JobSpec, src: Source, mig: Migration, path: Path, install: bool
+) -> _Change:
+    name = spec.name
+    if install and src.user is not None:
+        raise UsageError(f"{path} is a system crontab: leave out --install")
+    text = CrontabText.read(path)
+    notes: list[str] = []
+    found = text.find(mig.line)
+    if len(found) > 1:
+        # A copied migrated line would keep enqueueing after a rollback of one copy, and
+        # restoring every copy would run the original command more than once: refuse.
+        where = ", ".join(str(n) for n in found)
+        raise Refused(
+            f"{path}: the migrated line of {name} appears {len(found)} times (lines "
+            f"{where}); delete the copies you added, keep one, then roll back again"
+        )
+    if src.line in found:
+        number = src.line
+    elif len(found) == 1:
+        number = found[0]
+    else:
+        restored = text.find(src.text)
+        if not found and len(restored) == 1:
+            notes.append(
+                f"the original line is already back at line {restored[0]}; only the "
+                "registry's mode was restored"
+            )
+            number = restored[0]
+        else:
+            raise Refused(_not_found(path, name, mig.line, found, text))
+    after = text.replace(number, src.text)
+    shown = str(path)
+    result = SwitchResult(
+        name=name,
+        mode=mig.previous_mode,
+        previous_mode=spec.mode,
+        crontab=shown,
+        line=number,
+        before=text.lines[number - 1],
+        after=src.text,
+        diff=text.diff(after, shown),
+        written=False,
+        installed=install,
+        notes=tuple(notes),
+        origin=src.label,
+    )
+    return _Change(path, text, after, result)
+
+
+def _given(crontab: Path | str | Sequence[Path | str] | None) -> list[str]:
+    if crontab is None:
+        return []
+    if isinstance(crontab, str | Path):
+        return [str(crontab)]
+    return [str(c) for c in crontab]
+
+
+def _origins(
+    spec: JobSpec, registry_path: Path, given: Sequence[str], *, rolling_back: bool
+) -> list[tuple[Source, Path]]:
+    """The origins a command works on, each with the file to change: the ones ``given``
+    names (``HOST:PATH`` picks the origin of HOST; a plain path the origin read from it, or
+    the only origin), else every origin (with its switched file when rolling back)."""
+    from migrate_cron.crontab.sources import split_origin
+
+    base = registry_path.parent
+
+    def default_path(src: Source) -> Path:
+        mig = spec.migration_of(src)
+        if rolling_back and mig is not None:
+            return registry_writer.source_path(mig.crontab, base)
+        return registry_writer.source_path(src.file, base)
+
+    if not given:
+        return [(src, default_path(src)) for src in spec.sources]
+    chosen: list[tuple[Source, Path]] = []
+    labels = ", ".join(s.label for s in spec.sources)
+    for arg in given:
+        host, raw = split_origin(arg)
+        path = Path(raw)
+        if host is not None:
+            found = [s for s in spec.sources if s.host == host]
+        elif len(spec.sources) == 1:
+            found = list(spec.sources)
+        else:
+            here = path.resolve()
+            found = [
+                s
+                for s in spec.sources
+                if registry_writer.source_path(s.file, base).resolve() == here
+                or default_path(s).resolve() == here
+            ]
+        if len(found) != 1:
+            what = f"host {host}" if host is not None else str(path)
+            raise UsageError(
+                f"--crontab {arg}: {what} matches {len(found)} of {spec.name}'s origins "
+                f"({labels}); name one as HOST:PATH"
+            )
+        if any(found[0] == s for s, _ in chosen):
+            raise UsageError(f"--crontab {arg}: {found[0].label} is named twice")
+        chosen.append((found[0], path))
+    return chosen
+
+
+def _in_source_order(spec: JobSpec, switches: dict[str | None, Migration]) -> list[Migration]:
+    order = {s.label: i for i, s in enumerate(spec.sources)}
+    return sorted(switches.values(), key=lambda m: order.get(m.origin or "", 0))
 
 
 # ------------------------------------------------------------------------ internals
@@ -321,13 +465,6 @@ def _switchable(spec: JobSpec, registry_path: Path):  # type: ignore[no-untyped-
     if not is_text_safe(spec.source.text):
         raise Refused(f"{spec.name}: its source line is not UTF-8 text")
     return spec.source
-
-
-def _crontab_path(given: Path | None, spec: JobSpec, registry_path: Path) -> Path:
-    assert spec.source is not None
-    if given is not None:
-        return given
-    return registry_writer.source_path(spec.source.file, registry_path.parent)
 
 
 def _locate(text: CrontabText, expected: str, hint: int, path: Path, name: str, mode: str) -> int:
@@ -403,37 +540,37 @@ def _commit(
     registry_path: Path,
     old_registry: str,
     new_registry: str,
-    path: Path,
-    before: CrontabText,
-    after: CrontabText,
+    changes: Sequence[_Change],
     install: bool,
     installer: Installer | None,
-) -> Path:
-    """Write registry, crontab and (optionally) the installed crontab; undo on failure."""
-    old_bytes = before.render()
-    saved = backup(path, old_bytes, registry_path.parent / STATE_DIR / "backups")
+) -> list[Path]:
+    """Write the registry, every crontab and (optionally) the installed crontab; on any
+    failure put back what was already written. Returns each crontab's backup."""
+    saved = [
+        backup(c.path, c.before.render(), registry_path.parent / STATE_DIR / "backups")
+        for c in changes
+    ]
     atomic_write(registry_path, new_registry.encode("utf-8"))
+    written: list[_Change] = []
     try:
-        atomic_write(path, after.render())
-        try:
-            if install:
-                if installer is None:
-                    from migrate_cron.migration.install import CrontabCommand
+        for change in changes:
+            atomic_write(change.path, change.after.render())
+            written.append(change)
+        if install:
+            if installer is None:
+                from migrate_cron.migration.install import CrontabCommand
 
-                    installer = CrontabCommand()
-                installer.install(after.render())
-        except BaseException:
-            atomic_write(path, old_bytes)
-            raise
+                installer = CrontabCommand()
+            installer.install(changes[0].after.render())
     except BaseException:
+        for change in reversed(written):
+            atomic_write(change.path, change.before.render())
         atomic_write(registry_path, old_registry.encode("utf-8"))
         raise
     return saved
 
 
 def _written(result: SwitchResult, saved: Path) -> SwitchResult:
-    from dataclasses import replace
-
     return replace(result, written=True, backup=str(saved))
 
 

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from migrate_cron.errors import MigrateCronError
 from migrate_cron.migration.crontab_file import CrontabText
 from migrate_cron.migration.registry_writer import source_path
-from migrate_cron.registry import JobSpec, Registry
+from migrate_cron.registry import JobSpec, Migration, Registry, Source
 
 if TYPE_CHECKING:
     from migrate_cron.crontab.entry import CrontabFile, CrontabLine
@@ -82,31 +82,56 @@ def verify_job(
     read = read or read_crontab
     zone = host_zone or host_timezone()
     base = Path(registry.path).resolve().parent
-    own = _own_file(spec, base)
+    origins = _origins(spec, base)
+    several = len(origins) > 1
     checks = [
-        _slots(spec, own, read, zone, now, days),
-        _dual(registry, spec, list(files) if files else ([own] if own else []), own, read),
-        _queue(spec, now, history),
+        _slots(spec, origin, read, zone, now, days, several)
+        for origin in (origins or [_Origin(None, None, None)])
     ]
+    own = [o.path for o in origins if o.path is not None]
+    checks.append(_dual(registry, spec, list(files) if files else own, origins, read))
+    checks.append(_queue(spec, now, history))
     return VerifyReport(spec.name, spec.mode, tuple(checks))
+
+
+@dataclass(frozen=True)
+class _Origin:
+    """One line of the job: where it came from, its switch (None: cron still runs it) and
+    the file that holds it now."""
+
+    source: Source | None
+    migration: Migration | None
+    path: Path | None
+
+
+def _origins(spec: JobSpec, base: Path) -> list[_Origin]:
+    out = []
+    for src in spec.sources:
+        mig = spec.migration_of(src)
+        path = source_path(mig.crontab if mig else src.file, base)
+        out.append(_Origin(src, mig, path))
+    return out
 
 
 # ------------------------------------------------------------------------ slots
 def _slots(
     spec: JobSpec,
-    path: Path | None,
+    origin: _Origin,
     read: Callable[[Path, bytes | None], CrontabFile],
     zone: str,
     now: datetime,
     days: int,
+    several: bool = False,
 ) -> Check:
     title = f"same slots as cron (next {days} days)"
-    if spec.source is None or not spec.schedule:
+    if origin.source is not None and several:
+        title += f" — {origin.source.label}"
+    if origin.source is None or not spec.schedule:
         return Check("slots", title, SKIPPED, "the job has no crontab line or no schedule")
     from migrate_cron.crontab.schedule import Schedule, ScheduleError
 
     details: list[str] = []
-    line = _original_line(spec, path, read, details)
+    line = _original_line(spec, origin, read, details)
     if line is None:
         return Check(
             "slots", title, FAIL, details[0] if details else "line not found", tuple(details[1:])
@@ -119,10 +144,13 @@ def _slots(
         return Check("slots", title, FAIL, f"cannot compare: {exc}")
     end = now + timedelta(days=days)
     fired = list(cron.iter_between(now, end))
-    produced = _produced(spec.mode, fired, ours, now, end)
+    mode = spec.mode if origin.migration is not None else "cron"
+    produced = _produced(mode, fired, ours, now, end)
     missing = sorted(set(fired) - set(produced))
     extra = sorted(set(produced) - set(fired))
     data = {
+        "origin": origin.source.label,
+        "switched": origin.migration is not None,
         "cron": {"schedule": line.schedule, "timezone": cron_zone, "slots": len(fired)},
         "migrate_cron": {
             "schedule": spec.schedule,
@@ -171,23 +199,24 @@ def _produced(
 
 def _original_line(
     spec: JobSpec,
-    path: Path | None,
+    origin: _Origin,
     read: Callable[[Path, bytes | None], CrontabFile],
     details: list[str],
 ) -> CrontabLine | None:
-    """The job's original line parsed in its file's context (env lines, CRON_TZ above it):
-    the current file with the switched line put back, as cron read it before the switch."""
-    assert spec.source is not None
-    src = spec.source
+    """The origin's original line parsed in its file's context (env lines, CRON_TZ above
+    it): the current file with the switched line put back, as cron read it before."""
+    src, path = origin.source, origin.path
+    assert src is not None
     if path is None or not path.exists():
         details.append(f"the crontab {path or src.file} does not exist")
         return None
     text = CrontabText.read(path)
-    expected = spec.migration.line if spec.migration else src.text
+    switched = origin.migration is not None and spec.mode == "enqueue"
+    expected = origin.migration.line if origin.migration else src.text
     found = [n for n in text.find(expected)]
     number = src.line if src.line in found else (found[0] if len(found) == 1 else None)
     if number is None:
-        if spec.mode == "enqueue":
+        if switched:
             details.append(f"the switched line of {spec.name} is not in {path}")
             details.append(f"expected: {expected}")
             details.append("cron no longer enqueues it: restore the line or roll back")
@@ -196,7 +225,7 @@ def _original_line(
             details.append(f"registry: {src.text}")
             details.append(f"file:     {text.line(src.line)}")
         return None
-    if spec.mode == "enqueue" and not text.lines[number - 1].startswith(_schedule_part(src)):
+    if switched and not text.lines[number - 1].startswith(_schedule_part(src)):
         details.append("the switched line's schedule differs from the original line")
     restored = text.replace(number, src.text)
     parsed = read(path, restored.render())
@@ -218,7 +247,7 @@ def _dual(
     registry: Registry,
     spec: JobSpec,
     files: Iterable[Path],
-    own_file: Path | None,
+    origins: Sequence[_Origin],
     read: Callable[[Path, bytes | None], CrontabFile],
 ) -> Check:
     title = "no dual execution"
@@ -237,17 +266,22 @@ def _dual(
             problems.append(f"{path}: no such file")
             continue
         jobs = read(path, None).jobs
-        own = (
-            _own_number(spec, jobs)
-            if resolved == (own_file.resolve() if own_file else None)
-            else None
-        )
+        here = [o for o in origins if o.path is not None and o.path.resolve() == resolved]
+        own = {n for o in here if (n := _own_number(spec, o, jobs)) is not None}
         for line in jobs:
-            if line.number == own:
+            if line.number in own:
                 continue
             if _norm(line.shell_command or "") == want:
                 problems.append(f"{path}:{line.number} still runs the command: {line.text}")
-            elif _enqueues(line, spec.name) and not _is_switched(spec, line):
+                unswitched = [o for o in here if o.migration is None and o.source]
+                if spec.mode != "cron" and unswitched and unswitched[0].source:
+                    host = unswitched[0].source.host
+                    label = f"{host}:{path}" if host else str(path)
+                    notes.append(
+                        f"{label} is an origin of {spec.name} not switched yet: "
+                        f"`migrate-cron migrate {spec.name} --crontab {label}`"
+                    )
+            elif _enqueues(line, spec.name) and not _is_switched(here, line):
                 notes.append(
                     f"{path}:{line.number} also enqueues {spec.name} (deduplicated per slot, "
                     "but remove one)"
@@ -269,13 +303,15 @@ def _dual(
     return Check("dual", title, OK, f"no other line runs the command ({where})", tuple(notes))
 
 
-def _own_number(spec: JobSpec, jobs: Sequence[CrontabLine]) -> int | None:
-    """The job's own line while it is still on cron (its source line): not a second runner."""
-    if spec.mode != "cron" or spec.source is None:
+def _own_number(spec: JobSpec, origin: _Origin, jobs: Sequence[CrontabLine]) -> int | None:
+    """The job's own line while it is still on cron (its source line): not a second runner.
+    Once the job is switched, a line still running the command is one."""
+    src = origin.source
+    if spec.mode != "cron" or src is None:
         return None
-    same = [ln.number for ln in jobs if ln.text == spec.source.text]
-    if spec.source.line in same:
-        return spec.source.line
+    same = [ln.number for ln in jobs if ln.text == src.text]
+    if src.line in same:
+        return src.line
     return same[0] if same else None
 
 
@@ -298,8 +334,8 @@ def _enqueues(line: CrontabLine, name: str) -> bool:
     )
 
 
-def _is_switched(spec: JobSpec, line: CrontabLine) -> bool:
-    return spec.migration is not None and line.text == spec.migration.line
+def _is_switched(origins: Sequence[_Origin], line: CrontabLine) -> bool:
+    return any(o.migration is not None and line.text == o.migration.line for o in origins)
 
 
 # ------------------------------------------------------------------------ queue
@@ -307,7 +343,7 @@ def _queue(spec: JobSpec, now: datetime, history: Callable[[datetime], KindHisto
     title = "runs in the queue since the switch"
     if spec.mode == "cron" or spec.migration is None:
         return Check("queue", title, SKIPPED, "not switched yet: cron still runs it")
-    since = spec.migration.switched_at
+    since = min(m.switched_at for m in spec.migrations)
     try:
         h = history(since)
     except MigrateCronError as exc:
@@ -368,14 +404,6 @@ def _first_slot_after(spec: JobSpec, since: datetime) -> datetime | None:
         return Schedule.parse(spec.schedule, spec.timezone).next_after(since)
     except ScheduleError:
         return None
-
-
-def _own_file(spec: JobSpec, base: Path) -> Path | None:
-    if spec.migration is not None:
-        return source_path(spec.migration.crontab, base)
-    if spec.source is not None:
-        return source_path(spec.source.file, base)
-    return None
 
 
 def _fmt(t: datetime, tz: str) -> str:

@@ -44,7 +44,7 @@ def job(
         command=command,
         schedule=schedule,
         timezone="UTC",
-        source=Source(str(path.resolve()), line, text, user),
+        sources=(Source(str(path.resolve()), line, text, user),),
     )
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from migrate_cron.errors import UsageError
 from migrate_cron.migration import switch
-from migrate_cron.migration.switch import AlreadyThere, Refused, SwitchResult, Target, rollback
+from migrate_cron.migration.switch import AlreadyThere, Refused, SwitchResult, Target
 from migrate_cron.registry import load_registry, parse_registry
 
 from .helpers import FakeInstaller, job, write_registry
@@ -21,7 +21,15 @@ def migrate(*args: Any, **kwargs: Any) -> SwitchResult:
     """These crontabs are user crontabs whose place does not say so: say it, as a user would
     with --format user (tests/cli/test_migrate.py covers the refusal)."""
     kwargs.setdefault("file_format", "user")
-    return switch.migrate(*args, **kwargs)
+    results = switch.migrate(*args, **kwargs)
+    assert len(results) == 1  # these jobs have one origin each
+    return results[0]
+
+
+def rollback(*args: Any, **kwargs: Any) -> SwitchResult:
+    results = switch.rollback(*args, **kwargs)
+    assert len(results) == 1
+    return results[0]
 
 
 CRONTAB = (

@@ -13,8 +13,8 @@ SWITCH = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 
 
 def spec(mode: str = "enqueue") -> JobSpec:
-    migration = Migration("cron", "c", "line", SWITCH) if mode != "cron" else None
-    return JobSpec("export", command="x", schedule="30 2 * * *", mode=mode, migration=migration)
+    migrations = (Migration("cron", "c", "line", SWITCH),) if mode != "cron" else ()
+    return JobSpec("export", command="x", schedule="30 2 * * *", mode=mode, migrations=migrations)
 
 
 def check(h: KindHistory | Exception, now: datetime, mode: str = "enqueue"):  # type: ignore[no-untyped-def]
