@@ -24,6 +24,8 @@ Format (every key but the command/handler is optional)::
     max_backfill = 10
     misfire_grace = 60         # seconds a slot may be late and still be on time
     mode = "cron"              # cron | enqueue | scheduler (who fires it now)
+    concurrency = 1            # at most this many running at once, over every worker and host
+    overlap = "skip"           # a slot due while a run still runs: skip (like flock -n) | wait
     # handler = "myapp.jobs:export"   # instead of command: a Python callable
     # [jobs.export-invoices.source]   # where the line came from (for migrate/rollback)
     # file = "/etc/cron.d/shop"; line = 12; text = "30 2 * * * www-data php …"; host = "web1"
@@ -57,6 +59,8 @@ MAX_ATTEMPTS_LIMIT = 1000
 MAX_BACKFILL_LIMIT = 100_000
 MAX_SECONDS = 366 * 86400.0
 MODES = tuple(Mode)
+OVERLAPS = ("wait", "skip")
+MAX_CONCURRENCY = 10_000
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:")
 
 
@@ -118,6 +122,12 @@ class JobSpec:
     max_backfill: int = 10
     misfire_grace: float = 60.0
     mode: str = "cron"
+    #: At most this many jobs of this kind run at once, over every worker and host (the
+    #: claim enforces it); None: no limit.
+    concurrency: int | None = None
+    #: A scheduled slot that comes due while a run of this job is still running: "skip" records
+    #: it as skipped (like ``flock -n``), "wait" enqueues it (with ``concurrency`` it then waits).
+    overlap: str = "wait"
     #: Who the command runs as (setuid/setgid/initgroups, HOME/LOGNAME/USER from passwd), as
     #: cron ran the line; None: the worker's own user.
     user: str | None = None
@@ -183,6 +193,8 @@ _KEYS = {
     "max_backfill": int,
     "misfire_grace": (int, float),
     "mode": str,
+    "concurrency": int,
+    "overlap": str,
     "source": dict,
     "sources": list,
     "migration": dict,
@@ -290,6 +302,12 @@ def _job(path: str, name: str, t: dict[str, Any]) -> JobSpec:
     backoff = _backoff(t.get("backoff", {}), bad)
     if not 0 <= t.get("max_backfill", 10) <= MAX_BACKFILL_LIMIT:
         raise bad("max_backfill", f"must be between 0 and {MAX_BACKFILL_LIMIT}")
+    concurrency = t.get("concurrency")
+    if concurrency is not None and not 1 <= concurrency <= MAX_CONCURRENCY:
+        raise bad("concurrency", f"must be between 1 and {MAX_CONCURRENCY}")
+    overlap = t.get("overlap", "wait")
+    if overlap not in OVERLAPS:
+        raise bad("overlap", f"{overlap!r} is not one of {', '.join(OVERLAPS)}")
     grace = t.get("misfire_grace", 60)
     if not (math.isfinite(grace) and 0 <= grace <= MAX_SECONDS):
         raise bad("misfire_grace", f"must be between 0 and {MAX_SECONDS:.0f} seconds")
@@ -310,6 +328,8 @@ def _job(path: str, name: str, t: dict[str, Any]) -> JobSpec:
         max_backfill=t.get("max_backfill", 10),
         misfire_grace=float(t.get("misfire_grace", 60)),
         mode=mode,
+        concurrency=concurrency,
+        overlap=overlap,
         user=_user(t.get("user"), t.get("handler"), bad),
         sources=(sources := _sources(t, bad)),
         migrations=_migrations(t, sources, bad),

@@ -109,7 +109,12 @@ def enqueue(
     store = open_store(database_url, table_prefix)
     try:
         replayed = sum(1 for _ in spool.flush(target, lambda e: _replay(store, e)))
-        result = store.enqueue_run(spec.name, when, max_attempts=spec.max_attempts)
+        result = store.enqueue_run(
+            spec.name,
+            when,
+            max_attempts=spec.max_attempts,
+            skip_if_running=spec.overlap == "skip",
+        )
     except DatabaseUnavailable as exc:
         if watchdog.cancel():
             to_spool(str(exc))
@@ -121,7 +126,9 @@ def enqueue(
         store.dispose()
     if replayed and not quiet and not as_json:
         sys.stderr.write(f"replayed {replayed} spooled slot(s) first\n")
-    if result.created:
+    if result.created and result.outcome == "skipped":
+        outcome = "skipped"  # overlap = "skip" and a run of the job is still running
+    elif result.created:
         outcome = "enqueued"
     elif result.outcome == "skipped":
         outcome = "already recorded as skipped"
@@ -142,7 +149,8 @@ def enqueue(
             }
         )
     elif not quiet:
-        typer.echo(outcome)
+        why = " (overlap = skip: the previous run is still running)" if outcome == "skipped" else ""
+        typer.echo(outcome + why)
 
 
 def _replay(store: Store, entry: SpooledSlot) -> None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from migrate_cron.analysis.finding import RuleId
 from migrate_cron.crontab.sources import spool_owner
 from migrate_cron.migration.crontab_file import is_text_safe
 from migrate_cron.migration.registry_writer import CHANGED, GeneratedJob, MergeAction
@@ -41,6 +42,9 @@ class Advice:
     name: str = "job"
     policy: str = "skip"
     note: str = ""
+    #: The line guards itself with a lock wrapper (flock -n …): one run at a time, skip
+    #: a slot while one runs — what the registry's concurrency/overlap now give.
+    locked: bool = False
 
 
 def proposed_jobs(
@@ -87,6 +91,12 @@ def proposed_jobs(
     return jobs, skipped
 
 
+_LOCKED = (
+    "\nconcurrency 1, overlap skip: the line had a lock wrapper; the queue now runs one at a "
+    "time\nover every host and skips a slot while one runs (the wrapper can go)"
+)
+
+
 def _mail(env: Mapping[str, str]) -> str:
     from migrate_cron.analysis.job import MAIL_ENV
 
@@ -129,7 +139,9 @@ def _job(
         stdin=line.stdin,
         cwd=home,
         policy=hint.policy,
-        note=hint.note + (f"\n{where}" if where else ""),
+        note=hint.note + (f"\n{where}" if where else "") + (_LOCKED if hint.locked else ""),
+        concurrency=1 if hint.locked else None,
+        overlap="skip" if hint.locked else None,
     )
 
 
@@ -204,7 +216,10 @@ def generate_registry(
             note += f" — plan step {step} ({title}): {'; '.join(item.reasons)}"
         note += f"\npolicy {verdict.policy}: {verdict.policy_reason}"
         advice[(r.job.host, str(Path(line.file).resolve()), line.number)] = Advice(
-            name=r.job.name, policy=str(verdict.policy), note=note
+            name=r.job.name,
+            policy=str(verdict.policy),
+            note=note,
+            locked=any(f.rule == RuleId.OVERLAP_LOCK for f in r.findings),
         )
     jobs, skipped = proposed_jobs(report.files, advice, zone, user)
     registry_dir = output.resolve().parent

@@ -68,6 +68,8 @@ class GeneratedJob:
     cwd: str | None = None
     policy: str = "skip"
     note: str = ""
+    concurrency: int | None = None
+    overlap: str | None = None
 
     @property
     def source(self) -> Source:
@@ -491,6 +493,10 @@ def _fill(t: Any, g: GeneratedJob, registry_dir: Path) -> None:
         t["stdin"] = g.stdin
     if "policy" not in t:
         t["policy"] = g.policy
+    if g.concurrency is not None and "concurrency" not in t:
+        t["concurrency"] = g.concurrency
+    if g.overlap is not None and "overlap" not in t:
+        t["overlap"] = g.overlap
 
 
 def _source_table(src: Source, registry_dir: Path) -> Table:

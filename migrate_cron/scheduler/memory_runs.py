@@ -8,7 +8,7 @@ drives the real ``Scheduler`` against this ledger: the same insert-if-absent rul
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -55,7 +55,11 @@ class MemoryLedger:
         self._put(LedgerRow(job_name, slot, outcome, job_id))
         return RunResult(True, job_id, outcome)
 
-    def enqueue_runs(self, requests: Sequence[tuple[str, datetime, int]]) -> list[RunResult]:
+    def enqueue_runs(
+        self, requests: Sequence[tuple[str, datetime, int]], *, skip_running: Collection[str] = ()
+    ) -> list[RunResult]:
+        """No job runs in memory, so ``skip_running`` never skips."""
+        del skip_running
         return [self.enqueue_run(n, s, max_attempts=m) for n, s, m in requests]
 
     def record_skipped(self, job_name: str, slots: Sequence[datetime]) -> list[datetime]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Protocol
@@ -22,6 +22,7 @@ from migrate_cron.clock import Clock
 from migrate_cron.scheduler.policy import (
     ENQUEUE,
     ON_TIME,
+    RECORD_SKIPPED,
     Decision,
     MissedRunPolicy,
     SlotSource,
@@ -41,8 +42,11 @@ class Runs(Protocol):
 
     def last_runs(self, job_names: Sequence[str] | None = None) -> dict[str, datetime]: ...
 
-    def enqueue_runs(self, requests: Sequence[tuple[str, datetime, int]]) -> list[RunResult]:
-        """Many (job_name, slot, max_attempts) at once; results in request order."""
+    def enqueue_runs(
+        self, requests: Sequence[tuple[str, datetime, int]], *, skip_running: Collection[str] = ()
+    ) -> list[RunResult]:
+        """Many (job_name, slot, max_attempts) at once; results in request order. A slot of a
+        job in ``skip_running`` is recorded as skipped while a run of it is running."""
         ...
 
     def record_skipped(self, job_name: str, slots: Sequence[datetime]) -> list[datetime]:
@@ -58,6 +62,8 @@ class ScheduledJob:
     schedule: SlotSource
     rule: MissedRunPolicy = field(default_factory=MissedRunPolicy)
     max_attempts: int = 5
+    #: "skip": a slot due while a run still runs is recorded as skipped (``flock -n``).
+    overlap: str = "wait"
 
     @classmethod
     def from_spec(cls, spec: JobSpec) -> ScheduledJob:
@@ -70,6 +76,7 @@ class ScheduledJob:
             schedule=Schedule.parse(spec.schedule, spec.timezone),
             rule=MissedRunPolicy(spec.policy, spec.max_backfill, spec.misfire_grace),
             max_attempts=spec.max_attempts,
+            overlap=spec.overlap,
         )
 
 
@@ -219,11 +226,16 @@ class Scheduler:
                 self.loaded = False
                 break
             chunk = enqueue[start : start + WRITE_BATCH]
-            results = self.runs.enqueue_runs([(j.name, d.slot, j.max_attempts) for j, d in chunk])
-            events.extend(
-                RunEvent(j.name, d.slot, d.action, d.reason, r.created, r.job_id)
-                for (j, d), r in zip(chunk, results, strict=True)
+            results = self.runs.enqueue_runs(
+                [(j.name, d.slot, j.max_attempts) for j, d in chunk],
+                skip_running={j.name for j, _ in chunk if j.overlap == "skip"},
             )
+            for (j, d), r in zip(chunk, results, strict=True):
+                if r.created and r.outcome == "skipped":
+                    reason = "overlap: the previous run is still running"
+                    events.append(RunEvent(j.name, d.slot, RECORD_SKIPPED, reason, True))
+                else:
+                    events.append(RunEvent(j.name, d.slot, d.action, d.reason, r.created, r.job_id))
         events.sort(key=lambda e: (e.slot, e.job))
         return events
 

@@ -106,7 +106,13 @@ class StoreBase:
         raise NotImplementedError
 
     def _claim(
-        self, conn: Connection, worker_id: str, n: int, lease: float, kinds: Sequence[str] | None
+        self,
+        conn: Connection,
+        worker_id: str,
+        n: int,
+        lease: float,
+        kinds: Sequence[str] | None,
+        exclude: Sequence[str] = (),
     ) -> list[Job]:
         raise NotImplementedError
 

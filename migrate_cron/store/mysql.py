@@ -77,13 +77,19 @@ class MySQLStore(Store):
         return result.inserted_primary_key[0] if result.inserted_primary_key else True
 
     def _claim(
-        self, conn: Connection, worker_id: str, n: int, lease: float, kinds: Sequence[str] | None
+        self,
+        conn: Connection,
+        worker_id: str,
+        n: int,
+        lease: float,
+        kinds: Sequence[str] | None,
+        exclude: Sequence[str] = (),
     ) -> list[Job]:
         job = self.tables.job
         now_col = self.now_sql().label("_now")
         rows = conn.execute(
             select(*job.c, now_col)
-            .where(*self._ready_filter(kinds))
+            .where(*self._ready_filter(kinds, exclude))
             .order_by(job.c.run_at, job.c.id)
             .limit(n)
             .with_for_update(skip_locked=True)

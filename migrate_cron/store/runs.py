@@ -6,7 +6,7 @@ row and its job are written in one transaction, insert-if-absent on the key.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,6 +20,7 @@ from sqlalchemy import (
 from migrate_cron.store.base import DEFAULT_MAX_ATTEMPTS
 from migrate_cron.store.jobs import JobOps
 from migrate_cron.store.models import (
+    JobState,
     RunResult,
 )
 
@@ -36,25 +37,33 @@ class RunOps(JobOps):
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
         outcome: str = "enqueued",
         kind: str | None = None,
+        skip_if_running: bool = False,
     ) -> RunResult:
         """Record the slot (job_name, scheduled_for) and, unless skipped, enqueue its job.
 
         Both rows are written in one transaction; the UNIQUE slot key makes concurrent calls
-        from several hosts or schedulers produce one job.
+        from several hosts or schedulers produce one job. ``skip_if_running`` (the job's
+        ``overlap = "skip"``) records the slot as skipped while a job of its kind is running,
+        as ``flock -n`` made cron skip it.
         """
         if outcome not in ("enqueued", "skipped"):
             raise ValueError(f"outcome must be 'enqueued' or 'skipped', not {outcome!r}")
         with self.transaction() as conn:
             return self._enqueue_run(
-                conn, job_name, scheduled_for, payload, max_attempts, outcome, kind
-            )
+                conn, job_name, scheduled_for, payload, max_attempts, outcome, kind,
+                skip_if_running,
+            )  # fmt: skip
 
     def enqueue_runs(
-        self, requests: Sequence[tuple[str, datetime, int]], batch: int = 200
+        self,
+        requests: Sequence[tuple[str, datetime, int]],
+        batch: int = 200,
+        skip_running: Collection[str] = (),
     ) -> list[RunResult]:
         """``enqueue_run`` for many (job_name, scheduled_for, max_attempts) slots, ``batch``
         per transaction; results in request order. Each chunk is written in (job_name, slot)
-        order, so concurrent schedulers lock slot keys in the same order and cannot deadlock."""
+        order, so concurrent schedulers lock slot keys in the same order and cannot deadlock.
+        Jobs named in ``skip_running`` get ``skip_if_running``."""
         results: list[RunResult | None] = [None] * len(requests)
         order = sorted(
             range(len(requests)), key=lambda i: (requests[i][0], requests[i][1].astimezone(UTC))
@@ -64,8 +73,9 @@ class RunOps(JobOps):
                 for i in order[start : start + batch]:
                     name, slot, max_attempts = requests[i]
                     results[i] = self._enqueue_run(
-                        conn, name, slot, None, max_attempts, "enqueued", None
-                    )
+                        conn, name, slot, None, max_attempts, "enqueued", None,
+                        name in skip_running,
+                    )  # fmt: skip
         return [r for r in results if r is not None]
 
     def _enqueue_run(
@@ -77,9 +87,19 @@ class RunOps(JobOps):
         max_attempts: int,
         outcome: str,
         kind: str | None,
+        skip_if_running: bool = False,
     ) -> RunResult:
         runs = self.tables.scheduled_runs
         slot = scheduled_for.astimezone(UTC)
+        if skip_if_running and outcome == "enqueued":
+            job = self.tables.job
+            busy = conn.execute(
+                select(job.c.id)
+                .where(job.c.kind == (kind or job_name), job.c.state == JobState.RUNNING)
+                .limit(1)
+            ).first()
+            if busy is not None:
+                outcome = "skipped"
         run_id = self._insert_if_absent(
             conn,
             runs,

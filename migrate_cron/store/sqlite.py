@@ -54,12 +54,18 @@ class SQLiteStore(Store):
         return conn.execute(stmt).scalar_one_or_none()
 
     def _claim(
-        self, conn: Connection, worker_id: str, n: int, lease: float, kinds: Sequence[str] | None
+        self,
+        conn: Connection,
+        worker_id: str,
+        n: int,
+        lease: float,
+        kinds: Sequence[str] | None,
+        exclude: Sequence[str] = (),
     ) -> list[Job]:
         job = self.tables.job
         picked = (
             select(job.c.id)
-            .where(*self._ready_filter(kinds))
+            .where(*self._ready_filter(kinds, exclude))
             .order_by(job.c.run_at, job.c.id)
             .limit(n)
             .scalar_subquery()

@@ -94,6 +94,14 @@ class Catalog:
             )
         return cls(registry.path, tasks, output_cap, kill_grace, rand, unrunnable)
 
+    def limits(self) -> dict[str, int]:
+        """Kinds whose registry entry caps how many run at once (``concurrency``)."""
+        return {
+            kind: task.spec.concurrency
+            for kind, task in self.tasks.items()
+            if task.spec is not None and task.spec.concurrency is not None
+        }
+
     def run(self, job: Job, worker_id: str, cancel: Cancel) -> Outcome:
         """Run one claimed job and say how it went; never raises for the job's own failure."""
         task = self.tasks.get(job.kind)

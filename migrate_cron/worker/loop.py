@@ -181,6 +181,7 @@ class Worker:
         idle = IdleBackoff(s.poll_min, s.poll)
         outage = Outage(self.log, "claiming jobs", cap=s.outage_cap)
         kinds = self._claimable()
+        limits = self.catalog.limits()
         while not self._stopping.is_set():
             room = self.ledger.room(s.capacity)
             if room < s.refill_at and len(self.ledger):
@@ -191,7 +192,7 @@ class Worker:
             sent = time.monotonic()
             try:
                 jobs = self.store.claim(
-                    self.worker_id, min(s.claim_batch, room), s.lease_seconds, kinds
+                    self.worker_id, min(s.claim_batch, room), s.lease_seconds, kinds, limits
                 )
                 outage.ok()
             except OUTAGE_ERRORS as exc:
