@@ -26,6 +26,12 @@ Format (every key but the command/handler is optional)::
     mode = "cron"              # cron | enqueue | scheduler (who fires it now)
     concurrency = 1            # at most this many running at once, over every worker and host
     overlap = "skip"           # a slot due while a run still runs: skip (like flock -n) | wait
+    notify = ["mail:ops@example.com", "webhook:https://…", "command:/usr/local/bin/page"]
+    notify_on = ["failed"]     # failed (default) | retrying | output | recovered
+    # without `notify`: cron's rule — MAILTO's addresses, none for MAILTO="", else the user
+
+    [notify]                   # how mail leaves: smtp://HOST:PORT or smtps://… (auth from
+    smtp = "smtp://mail:25"    # MIGRATE_CRON_SMTP_USER/_PASSWORD); default /usr/sbin/sendmail -t
     # handler = "myapp.jobs:export"   # instead of command: a Python callable
     # [jobs.export-invoices.source]   # where the line came from (for migrate/rollback)
     # file = "/etc/cron.d/shop"; line = 12; text = "30 2 * * * www-data php …"; host = "web1"
@@ -51,6 +57,14 @@ from pathlib import Path
 from typing import Any
 
 from migrate_cron.errors import ConfigError, UnknownJob, UsageError
+from migrate_cron.notify.targets import (
+    DEFAULT_EVENTS,
+    NotifySettings,
+    Target,
+    parse_events,
+    parse_settings,
+    parse_targets,
+)
 from migrate_cron.vocabulary import Mode, Policy
 
 POLICIES = tuple(Policy)
@@ -128,6 +142,10 @@ class JobSpec:
     #: A scheduled slot that comes due while a run of this job is still running: "skip" records
     #: it as skipped (like ``flock -n``), "wait" enqueues it (with ``concurrency`` it then waits).
     overlap: str = "wait"
+    #: Where failure (etc.) notifications go: the ``notify`` key, else cron's MAILTO rule.
+    notify_targets: tuple[Target, ...] = ()
+    #: Which events notify: failed (the final attempt), retrying, output, recovered.
+    notify_on: tuple[str, ...] = DEFAULT_EVENTS
     #: Who the command runs as (setuid/setgid/initgroups, HOME/LOGNAME/USER from passwd), as
     #: cron ran the line; None: the worker's own user.
     user: str | None = None
@@ -158,6 +176,7 @@ class JobSpec:
 class Registry:
     path: str
     jobs: Mapping[str, JobSpec]
+    notify: NotifySettings = field(default_factory=NotifySettings)
 
     def get(self, name: str) -> JobSpec:
         try:
@@ -195,6 +214,8 @@ _KEYS = {
     "mode": str,
     "concurrency": int,
     "overlap": str,
+    "notify": list,
+    "notify_on": list,
     "source": dict,
     "sources": list,
     "migration": dict,
@@ -227,9 +248,16 @@ _PER_JOB = ("source", "sources", "migration", "migrations")
 
 
 def parse_registry(data: Mapping[str, Any], path: str = "migrate-cron.toml") -> Registry:
-    unknown_top = set(data) - {"jobs", "defaults"}
+    unknown_top = set(data) - {"jobs", "defaults", "notify"}
     if unknown_top:
         raise ConfigError(f"{path}: unknown top-level key(s) {sorted(unknown_top)}")
+    raw_notify = data.get("notify", {})
+    if not isinstance(raw_notify, dict):
+        raise ConfigError(f"{path}: [notify] must be a table")
+    try:
+        notify = parse_settings(raw_notify)
+    except ValueError as exc:
+        raise ConfigError(f"{path}: [notify]: {exc}") from None
     defaults = data.get("defaults", {})
     if not isinstance(defaults, dict):
         raise ConfigError(f"{path}: [defaults] must be a table")
@@ -246,7 +274,7 @@ def parse_registry(data: Mapping[str, Any], path: str = "migrate-cron.toml") -> 
             **table,
         }
         jobs[name] = _job(path, name, merged)
-    return Registry(path, jobs)
+    return Registry(path, jobs, notify)
 
 
 def _check_keys(path: str, where: str, table: Mapping[str, Any]) -> None:
@@ -308,6 +336,14 @@ def _job(path: str, name: str, t: dict[str, Any]) -> JobSpec:
     overlap = t.get("overlap", "wait")
     if overlap not in OVERLAPS:
         raise bad("overlap", f"{overlap!r} is not one of {', '.join(OVERLAPS)}")
+    try:
+        targets = parse_targets(t.get("notify"), env)
+    except ValueError as exc:
+        raise bad("notify", str(exc)) from None
+    try:
+        notify_on = parse_events(t.get("notify_on"))
+    except ValueError as exc:
+        raise bad("notify_on", str(exc)) from None
     grace = t.get("misfire_grace", 60)
     if not (math.isfinite(grace) and 0 <= grace <= MAX_SECONDS):
         raise bad("misfire_grace", f"must be between 0 and {MAX_SECONDS:.0f} seconds")
@@ -330,6 +366,8 @@ def _job(path: str, name: str, t: dict[str, Any]) -> JobSpec:
         mode=mode,
         concurrency=concurrency,
         overlap=overlap,
+        notify_targets=targets,
+        notify_on=notify_on,
         user=_user(t.get("user"), t.get("handler"), bad),
         sources=(sources := _sources(t, bad)),
         migrations=_migrations(t, sources, bad),

@@ -45,14 +45,21 @@ _LOCK = re.compile(
 )
 
 
-def _lock(job: CronJob, ctx: Context) -> Hit | None:
-    text = job.command.lower
+def lock_wrapper(command: str) -> str | None:
+    """The lock the command guards itself with (``flock``, a ``.lock``/``.pid`` file…), as
+    written, or None."""
+    text = command.lower()
     if not ("lock" in text or "pid" in text or "run-one" in text or "solo" in text):
         return None
     match = _LOCK.search(text)
-    if match is None:
+    return match.group() if match else None
+
+
+def _lock(job: CronJob, ctx: Context) -> Hit | None:
+    found = lock_wrapper(job.command.text)
+    if found is None:
         return None
-    return Hit(f'guards itself with "{match.group()}": runs have overlapped before')
+    return Hit(f'guards itself with "{found}": runs have overlapped before')
 
 
 _SLEEP = re.compile(r"^\s*sleep\s+(\$\(\(.*?\)\)|\$\{?random\S*|[^\s;&]+)\s*(?:;|&&)")

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
+from rich.markup import escape
 
 from migrate_cron.cli.common import DatabaseUrl, JsonFlag, RegistryPath, TablePrefix, info, reflow
 from migrate_cron.config import DEFAULT_DATABASE_URL, DEFAULT_REGISTRY
@@ -102,6 +103,15 @@ def migrate(
             case_sensitive=False,
         ),
     ] = None,
+    strip_swallow: Annotated[
+        bool,
+        typer.Option(
+            "--strip-swallow",
+            help="Remove `|| true`, `; exit 0` and `> /dev/null` redirections from the "
+            "registry's command, so failures reach the queue's retries (the crontab line "
+            "keeps its text for rollback).",
+        ),
+    ] = False,
     as_json: JsonFlag = False,
     registry: RegistryPath = DEFAULT_REGISTRY,
     database_url: DatabaseUrl = DEFAULT_DATABASE_URL,
@@ -134,6 +144,7 @@ def migrate(
             dry_run=dry_run,
             install=install,
             file_format=file_format.value if file_format else None,
+            strip_swallow=strip_swallow,
         )
     except switch.AlreadyThere as exc:
         info(str(exc))
@@ -179,7 +190,7 @@ def rollback(
             + (f" (backup of the switched file: {result.backup})" if result.backup else "")
         )
         for note in result.notes:
-            info(f"note: {note}")
+            info(escape(f"note: {note}"))
         _install_note(result, dry_run)
     if not dry_run:
         _warn_queued(database_url, table_prefix, name)
@@ -368,6 +379,8 @@ def _explain_migrate(result: SwitchResult, registry: Path, dry_run: bool) -> Non
             f"dry run: nothing changed. Without --dry-run, line {result.line} of "
             f"{result.crontab} becomes the line above and {name} gets mode {result.mode}"
         )
+        for note in result.notes:
+            info(escape(f"note: {note}"))
         return
     if result.mode == "enqueue":
         info(
@@ -387,7 +400,7 @@ def _explain_migrate(result: SwitchResult, registry: Path, dry_run: bool) -> Non
             "directory)"
         )
     for note in result.notes:
-        info(f"note: {note}")
+        info(escape(f"note: {note}"))
     _install_note(result, dry_run)
 
 

@@ -370,7 +370,7 @@ def _downtime(text: str, tz: str) -> Downtime:
 
 
 #: Seconds a scheduler may take to stop after SIGTERM before it exits regardless.
-SHUTDOWN_BOUND = 5.0
+SHUTDOWN_BOUND = 10.0
 
 
 def _leave_now(log: SchedulerLog) -> None:

@@ -86,12 +86,22 @@ def worker(
             help="Python module that registers @handler functions (repeatable).",
         ),
     ] = None,
+    metrics_port: Annotated[
+        int | None,
+        typer.Option(
+            "--metrics-port",
+            help="Serve this worker's own counters (notifications sent/failed/dropped) for "
+            "Prometheus on this port. Queue metrics: `migrate-cron metrics`.",
+            show_default=False,
+        ),
+    ] = None,
     database_url: DatabaseUrl = DEFAULT_DATABASE_URL,
     table_prefix: TablePrefix = "",
     registry: RegistryPath = DEFAULT_REGISTRY,
 ) -> None:
     """See ``HELP``."""
     from migrate_cron.cli.common import open_store
+    from migrate_cron.notify.sender import Notifier
     from migrate_cron.worker.catalog import Catalog
     from migrate_cron.worker.log import WorkerLog
     from migrate_cron.worker.loop import Worker
@@ -114,7 +124,13 @@ def worker(
     )
     catalog = replace(catalog, output_cap=settings.output_cap, kill_grace=settings.kill_grace)
     store = open_store(database_url, table_prefix)
-    w = Worker(store, catalog, settings, log=WorkerLog(json_lines=json_logs))
+    log = WorkerLog(json_lines=json_logs)
+    notifier = Notifier(reg.notify, reg.jobs, log.event, store.previous_state)
+    if metrics_port is not None:
+        from prometheus_client import start_http_server
+
+        start_http_server(metrics_port, registry=notifier.registry)
+    w = Worker(store, catalog, settings, log=log, notifier=notifier)
 
     bound = settings.grace + settings.kill_grace + SHUTDOWN_SLACK
 

@@ -303,6 +303,13 @@ def set_switches(existing: str, name: str, mode: str, migrations: Sequence[Migra
     return tomlkit.dumps(doc)
 
 
+def set_command(existing: str, name: str, command: str) -> str:
+    """The registry text with job ``name``'s ``command`` replaced (comments kept)."""
+    doc = load_document(existing)
+    _table(_jobs_table(doc), name)["command"] = command
+    return tomlkit.dumps(doc)
+
+
 def _migration_table(migration: Migration, *, with_origin: bool) -> Table:
     m = tomlkit.table()
     if with_origin and migration.origin is not None:

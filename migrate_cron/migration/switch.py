@@ -108,6 +108,7 @@ def migrate(
     install: bool = False,
     installer: Installer | None = None,
     file_format: str | None = None,
+    strip_swallow: bool = False,
 ) -> list[SwitchResult]:
     """Switch job ``name``'s crontab lines to ``to`` (``enqueue`` or ``scheduler``): every
     origin not yet switched, or the ones ``crontab`` names (files or ``HOST:PATH``), all in
@@ -158,6 +159,8 @@ def migrate(
                 installed=install,
                 origin=origin,
             )
+        advice, command = _what_matters(spec, strip_swallow)
+        results[0] = replace(results[0], notes=results[0].notes + tuple(advice))
         if install:
             _check_installed(installer, changes[0].before, changes[0].path)
         if dry_run:
@@ -165,6 +168,8 @@ def migrate(
         new_registry = registry_writer.set_switches(
             loaded.text, name, to, _in_source_order(spec, switches)
         )
+        if command is not None:
+            new_registry = registry_writer.set_command(new_registry, name, command)
         saved = _commit(registry_path, loaded.text, new_registry, changes, install, installer)
         return [_written(r, b) for r, b in zip(results, saved, strict=True)]
 
@@ -352,6 +357,48 @@ def _restore_origin(
         origin=src.label,
     )
     return _Change(path, text, after, result)
+
+
+def _what_matters(spec: JobSpec, strip: bool) -> tuple[list[str], str | None]:
+    """What changes for this line once the queue runs it, each with the registry edit that
+    fixes it; and the command without its swallowing tails when ``strip`` asks for it."""
+    from migrate_cron.analysis.rules import lock_wrapper
+    from migrate_cron.migration.swallow import strip_swallow, swallowers
+
+    notes: list[str] = []
+    command = spec.command or ""
+    new_command = None
+    hidden = swallowers(command)
+    if hidden and strip:
+        new_command = strip_swallow(command)
+        notes.append(
+            f"--strip-swallow: the registry's command is now {new_command!r} (the crontab "
+            "line keeps its text for rollback)"
+        )
+    elif hidden:
+        notes.append(
+            f"the command hides failures ({', '.join(hidden)}): the queue would record `done` "
+            "and never retry, and keep no output — re-run with --strip-swallow, or edit "
+            f"`command` in [jobs.{spec.name}]"
+        )
+    if spec.timeout is None:
+        notes.append(
+            f"no timeout: a hung run holds its slot until someone kills it — add "
+            f"`timeout = 3600` (seconds) to [jobs.{spec.name}]"
+        )
+    wrapper = lock_wrapper(command)
+    if wrapper and spec.concurrency is None:
+        notes.append(
+            f"the line guards itself with {wrapper}: add `concurrency = 1` and "
+            f'`overlap = "skip"` to [jobs.{spec.name}] (one run at a time over every host), '
+            "then drop the wrapper"
+        )
+    elif wrapper:
+        notes.append(
+            f"{wrapper} is redundant now: `concurrency = {spec.concurrency}` holds over every "
+            "host; drop it from `command` when you like"
+        )
+    return notes, new_command
 
 
 def _given(crontab: Path | str | Sequence[Path | str] | None) -> list[str]:

@@ -114,7 +114,10 @@ class SchedulerLoop:
             self.log.runs(events)
 
     def _keep_going(self) -> bool:
-        """Between jobs of a long tick: renew the lease when due; stop if it is lost."""
+        """Between batches of a long tick: stop when asked to; renew the lease when due; stop
+        if it is lost."""
+        if self.stop.is_set():
+            return False
         return self.leadership is None or self.leadership.ensure()
 
     def _past_until(self) -> bool:

@@ -36,6 +36,10 @@ class Slot:
 class Ledger:
     def __init__(self) -> None:
         self._slots: dict[int, Slot] = {}
+        #: Slots of a job claimed again before its previous outcome was settled (a retry
+        #: due at once is claimable the moment that outcome is written, before ``settle``):
+        #: the next ``settle`` of that id is theirs, not the new claim's.
+        self._earlier: dict[int, list[Slot]] = {}
         self._cond = threading.Condition()
         self._closed = False
         self._active = 0  # slots not FINISHED: waiting for a thread or running
@@ -44,7 +48,7 @@ class Ledger:
 
     def __len__(self) -> int:
         with self._cond:
-            return len(self._slots)
+            return len(self._slots) + sum(len(v) for v in self._earlier.values())
 
     def add(self, jobs: Iterable[Job], sent: float | None = None) -> None:
         """Track claimed jobs; ``sent`` is when the claim was sent (monotonic)."""
@@ -53,6 +57,9 @@ class Ledger:
             for job in jobs:
                 slot = Slot(job)
                 slot.renewed = at
+                previous = self._slots.get(job.id)
+                if previous is not None:
+                    self._earlier.setdefault(job.id, []).append(previous)
                 self._slots[job.id] = slot
                 self._active += 1
 
@@ -104,7 +111,13 @@ class Ledger:
         """Forget jobs whose outcome is written (or was not ours to write)."""
         with self._cond:
             for job_id in ids:
-                slot = self._slots.pop(job_id, None)
+                earlier = self._earlier.get(job_id)
+                if earlier:
+                    slot: Slot | None = earlier.pop(0)
+                    if not earlier:
+                        del self._earlier[job_id]
+                else:
+                    slot = self._slots.pop(job_id, None)
                 if slot is not None and slot.state != FINISHED:
                     self._active -= 1
             self._changed()

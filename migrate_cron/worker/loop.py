@@ -29,6 +29,7 @@ import socket
 import threading
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from migrate_cron.store import Listener, Store
 from migrate_cron.store.models import Job
@@ -42,6 +43,12 @@ from migrate_cron.worker.log import WorkerLog
 from migrate_cron.worker.outage import OUTAGE_ERRORS, Outage
 from migrate_cron.worker.outcome import Outcome
 from migrate_cron.worker.settings import WorkerSettings
+
+if TYPE_CHECKING:
+    from migrate_cron.notify.sender import Notifier
+
+#: Seconds a stopping worker gives queued notifications (each delivery is bounded too).
+NOTIFY_DRAIN = 10.0
 
 _SLICE = 0.25  # longest uninterruptible wait (LISTEN has no way to be woken from outside)
 
@@ -68,8 +75,10 @@ class Worker:
         *,
         log: WorkerLog | None = None,
         worker_id: str | None = None,
+        notifier: Notifier | None = None,
     ) -> None:
         self.store = store
+        self.notifier = notifier
         self.catalog = catalog
         self.settings = settings
         self.log = log or WorkerLog()
@@ -160,6 +169,8 @@ class Worker:
             self._claim_loop()
         finally:
             abandoned = self._shutdown()
+            if self.notifier is not None:
+                self.notifier.close(drain=NOTIFY_DRAIN)
         summary = WorkerSummary(
             self.worker_id, sum(self._started), abandoned, self._finisher.unwritten
         )
@@ -279,6 +290,8 @@ class Worker:
                 continue  # abandoned at shutdown and already released
             self.log.job_finish(job, outcome, duration)
             self._finisher.put(job.id, outcome)
+            if self.notifier is not None:
+                self.notifier.job_finished(job, outcome, duration)
 
     # ------------------------------------------------------------------ shutdown
     def _shutdown(self) -> bool:

@@ -196,9 +196,11 @@ def test_timeout_kills_grandchildren_through_the_worker(store: Store, tmp_path: 
 
 
 def test_heartbeat_keeps_a_job_longer_than_its_lease(store: Store) -> None:
-    reg = registry({"long": {"command": "sleep 2.5"}})
+    # Three leases long; a loaded machine may delay a heartbeat by a second or two (the
+    # worker stops a run whose lease it could not renew in time, by design).
+    reg = registry({"long": {"command": "sleep 7"}})
     job_id = store.enqueue("long").job_id
-    run_once(store, reg, heartbeat=0.3, lease=1.0)
+    run_once(store, reg, heartbeat=0.3, lease=2.5)
     job = _job(store, job_id)
     assert (job.state, job.attempts) == ("done", 1)
 

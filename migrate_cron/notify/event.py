@@ -1,0 +1,77 @@
+"""What one notification says: built from a finished job, sent as JSON (webhook, command)
+or as a mail that reads like cron's."""
+
+from __future__ import annotations
+
+import json
+import re
+import socket
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
+
+#: How much of the job's output a notification carries (its end: where errors are).
+OUTPUT_TAIL = 4000
+_EXIT = re.compile(r"\bexit code (\d+)")
+
+
+@dataclass(frozen=True)
+class Event:
+    event: str  # failed | retrying | output | recovered
+    job: str  # the job's kind (the registry name)
+    job_id: int
+    slot: datetime | None
+    attempt: int
+    max_attempts: int
+    exit_code: int | None
+    duration: float
+    error: str | None
+    output_tail: str
+    host: str
+    user: str | None = None
+
+    @property
+    def show(self) -> str:
+        return f"migrate-cron jobs show {self.job_id}"
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["slot"] = self.slot.isoformat() if self.slot else None
+        data["show"] = self.show
+        return data
+
+    def to_json(self) -> bytes:
+        return json.dumps(self.as_dict(), ensure_ascii=False).encode("utf-8")
+
+    @property
+    def subject(self) -> str:
+        what = {
+            "failed": f"failed (attempt {self.attempt}/{self.max_attempts}, no retry left)",
+            "retrying": f"failed attempt {self.attempt}/{self.max_attempts}, will retry",
+            "output": "printed output",
+            "recovered": "succeeded again",
+        }[self.event]
+        return f"migrate-cron: {self.job} {what} on {self.host}"
+
+    def body(self) -> str:
+        lines = [
+            f"job:      {self.job} (id {self.job_id})",
+            f"slot:     {self.slot.isoformat() if self.slot else '-'}",
+            f"attempt:  {self.attempt}/{self.max_attempts}",
+            f"exit:     {self.exit_code if self.exit_code is not None else '-'}",
+            f"duration: {self.duration:.3f} s",
+            f"host:     {self.host}",
+        ]
+        if self.error:
+            lines.append(f"error:    {self.error}")
+        lines += ["", f"details:  {self.show}", "", "output (end):", self.output_tail or "(none)"]
+        return "\n".join(lines) + "\n"
+
+
+def exit_code(error: str | None) -> int | None:
+    match = _EXIT.search(error or "")
+    return int(match.group(1)) if match else None
+
+
+def hostname() -> str:
+    return socket.gethostname()
