@@ -31,7 +31,10 @@ def test_swallowers_found_and_stripped(command: str, found: list[str], stripped:
 
 def test_migrate_says_what_matters_and_strips_on_request(tmp_path: Path) -> None:
     crontab = tmp_path / "crontab"
-    line = "30 2 * * * cd /srv && flock -n /tmp/i.lock php artisan invoices:export >/dev/null 2>&1 || true\n"
+    line = (
+        "30 2 * * * cd /srv && flock -n /tmp/i.lock php artisan invoices:export"
+        " >/dev/null 2>&1 || true\n"
+    )
     crontab.write_text(line)
     env = {"MIGRATE_CRON_REGISTRY": str(tmp_path / "migrate-cron.toml")}
     url = f"sqlite:///{tmp_path / 'q.db'}"
