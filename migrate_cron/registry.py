@@ -28,6 +28,8 @@ Format (every key but the command/handler is optional)::
     overlap = "skip"           # a slot due while a run still runs: skip (like flock -n) | wait
     notify = ["mail:ops@example.com", "webhook:https://…", "command:/usr/local/bin/page"]
     notify_on = ["failed"]     # failed (default) | retrying | output | recovered
+    on_success = ["send-invoices"]   # enqueued with this job's success (same transaction)
+    on_failure = ["alert-finance"]   # enqueued when no retry is left
     # without `notify`: cron's rule — MAILTO's addresses, none for MAILTO="", else the user
 
     [notify]                   # how mail leaves: smtp://HOST:PORT or smtps://… (auth from
@@ -146,6 +148,10 @@ class JobSpec:
     notify_targets: tuple[Target, ...] = ()
     #: Which events notify: failed (the final attempt), retrying, output, recovered.
     notify_on: tuple[str, ...] = DEFAULT_EVENTS
+    #: Jobs enqueued in the transaction that records this job's success / final failure,
+    #: with its slot and a ref naming it (a replayed outcome enqueues nothing twice).
+    on_success: tuple[str, ...] = ()
+    on_failure: tuple[str, ...] = ()
     #: Who the command runs as (setuid/setgid/initgroups, HOME/LOGNAME/USER from passwd), as
     #: cron ran the line; None: the worker's own user.
     user: str | None = None
@@ -216,6 +222,8 @@ _KEYS = {
     "overlap": str,
     "notify": list,
     "notify_on": list,
+    "on_success": list,
+    "on_failure": list,
     "source": dict,
     "sources": list,
     "migration": dict,
@@ -274,6 +282,14 @@ def parse_registry(data: Mapping[str, Any], path: str = "migrate-cron.toml") -> 
             **table,
         }
         jobs[name] = _job(path, name, merged)
+    for spec in jobs.values():
+        for key, names in (("on_success", spec.on_success), ("on_failure", spec.on_failure)):
+            unknown = [n for n in names if n not in jobs]
+            if unknown:
+                raise ConfigError(
+                    f"{path}: job {spec.name!r}: key {key!r}: no job {', '.join(unknown)} in "
+                    "the registry"
+                )
     return Registry(path, jobs, notify)
 
 
@@ -368,10 +384,20 @@ def _job(path: str, name: str, t: dict[str, Any]) -> JobSpec:
         overlap=overlap,
         notify_targets=targets,
         notify_on=notify_on,
+        on_success=_names(t.get("on_success"), "on_success", bad),
+        on_failure=_names(t.get("on_failure"), "on_failure", bad),
         user=_user(t.get("user"), t.get("handler"), bad),
         sources=(sources := _sources(t, bad)),
         migrations=_migrations(t, sources, bad),
     )
+
+
+def _names(raw: list[Any] | None, key: str, bad: Any) -> tuple[str, ...]:
+    if raw is None:
+        return ()
+    if not all(isinstance(n, str) and n for n in raw):
+        raise bad(key, "a list of job names")
+    return tuple(raw)
 
 
 def _user(user: str | None, handler: str | None, bad: Any) -> str | None:

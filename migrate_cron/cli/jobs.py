@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from migrate_cron.cli.common import DatabaseUrl, JsonFlag, TablePrefix
-from migrate_cron.config import DEFAULT_DATABASE_URL
+from migrate_cron.cli.common import DatabaseUrl, JsonFlag, RegistryPath, TablePrefix
+from migrate_cron.config import DEFAULT_DATABASE_URL, DEFAULT_REGISTRY
 from migrate_cron.store.models import JobState
 
 if TYPE_CHECKING:
@@ -275,3 +275,80 @@ def _first_line(text: str | None, width: int = 80) -> str:
 
 def _indent(text: str) -> str:
     return "".join(f"  {line}\n" for line in text.splitlines() or [""])
+
+
+@jobs_app.command("run")
+def run_now(
+    name: Annotated[str, typer.Argument(help="The job (registry name).", show_default=False)],
+    payload: Annotated[
+        str | None,
+        typer.Option(
+            "--payload", help="JSON data for the job (a handler's argument).", show_default=False
+        ),
+    ] = None,
+    wait: Annotated[
+        bool,
+        typer.Option(
+            "--wait", help="Wait for a worker to run it; print the outcome; exit 1 if it failed."
+        ),
+    ] = False,
+    timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--timeout",
+            help="With --wait: give up after this many seconds (exit 2).",
+            show_default=False,
+        ),
+    ] = None,
+    as_json: JsonFlag = False,
+    registry: RegistryPath = DEFAULT_REGISTRY,
+    database_url: DatabaseUrl = DEFAULT_DATABASE_URL,
+    table_prefix: TablePrefix = "",
+) -> None:
+    """Run a job now, outside its schedule (after fixing bad data, say): a new job of that
+    kind, due at once, with the registry's max_attempts; a worker runs it.
+
+    Example: migrate-cron jobs run invoices-export --wait
+    """
+    import json
+    import time
+
+    from migrate_cron.cli.common import info, print_json
+    from migrate_cron.errors import UsageError
+    from migrate_cron.registry import load_registry
+
+    spec = load_registry(registry).get(name)
+    data: Any = None
+    if payload is not None:
+        try:
+            data = json.loads(payload)
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"--payload is not JSON: {exc}") from None
+    with _store(database_url, table_prefix) as store:
+        job_id = store.enqueue(spec.name, data, max_attempts=spec.max_attempts).job_id
+        if not wait:
+            if as_json:
+                print_json({"job": spec.name, "job_id": job_id, "state": "open"})
+            else:
+                info(f"enqueued {spec.name} as job {job_id}; `migrate-cron jobs show {job_id}`")
+            return
+        deadline = None if timeout is None else time.monotonic() + timeout
+        job = store.get(job_id)
+        while job is not None and job.state in (JobState.OPEN, JobState.RUNNING):
+            if deadline is not None and time.monotonic() > deadline:
+                info(f"job {job_id} is still {job.state} after {timeout:g}s (is a worker running?)")
+                raise typer.Exit(2)
+            time.sleep(0.2)
+            job = store.get(job_id)
+    assert job is not None
+    if as_json:
+        print_json(
+            {"job": spec.name, "job_id": job_id, "state": job.state, "attempts": job.attempts,
+             "last_error": job.last_error, "output": job.output}
+        )  # fmt: skip
+    else:
+        info(f"job {job_id} ({spec.name}): {job.state} after {job.attempts} attempt(s)")
+        if job.last_error and job.state != JobState.DONE:
+            info(f"last error: {job.last_error.splitlines()[0][:300]}")
+    if job.state != JobState.DONE:
+        raise typer.Exit(1)

@@ -57,6 +57,7 @@ COMMAND_MODULES = (
     "scheduler",  # scheduler, simulate
     "status",
     "jobs",
+    "pause",  # pause, resume
     "cleanup",
     "metrics",
 )

@@ -56,6 +56,15 @@ def register(app: typer.Typer) -> None:
 
 
 def scheduler(
+    action: Annotated[
+        str | None,
+        typer.Argument(
+            help="pause | resume: stop recording slots for a maintenance window, or go on "
+            "(missed slots then follow each job's policy). Without it: run the scheduler.",
+            show_default=False,
+            metavar="[pause|resume]",
+        ),
+    ] = None,
     lease_ttl: Annotated[
         float,
         typer.Option(
@@ -116,6 +125,16 @@ def scheduler(
     import signal
     import threading
 
+    if action is not None:
+        from migrate_cron.cli.pause import change
+        from migrate_cron.errors import UsageError
+        from migrate_cron.store.leases import SCHEDULER_PAUSE
+
+        if action not in ("pause", "resume"):
+            raise UsageError(f"scheduler {action}: use `scheduler pause` or `scheduler resume`")
+        change([SCHEDULER_PAUSE], action == "pause", as_json, database_url, table_prefix)
+        return
+
     from migrate_cron.cli.common import open_store
     from migrate_cron.errors import UsageError
     from migrate_cron.scheduler.leader import Leadership
@@ -165,6 +184,7 @@ def scheduler(
         keep_events=once,
         log=log,
         freeze_gc=not once,
+        pauses=store.paused,
     )
     if not once:
         log.event("start", jobs=len(jobs), database=store.url_safe)

@@ -125,7 +125,7 @@ def worker(
     catalog = replace(catalog, output_cap=settings.output_cap, kill_grace=settings.kill_grace)
     store = open_store(database_url, table_prefix)
     log = WorkerLog(json_lines=json_logs)
-    notifier = Notifier(reg.notify, reg.jobs, log.event, store.previous_state)
+    notifier = Notifier(reg.notify, reg.jobs, log.event, store.previous_outcome)
     if metrics_port is not None:
         from prometheus_client import start_http_server
 

@@ -13,6 +13,7 @@ import contextlib
 import queue
 import shutil
 import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -25,10 +26,13 @@ from migrate_cron.notify.transports import DeliveryError, deliver
 
 if TYPE_CHECKING:
     from migrate_cron.registry import JobSpec
+    from migrate_cron.store.history import PreviousOutcome
     from migrate_cron.store.models import Job
     from migrate_cron.worker.outcome import Outcome
 
 QUEUE_SIZE = 1000
+#: Seconds the sender waits for a success to be written before asking what came before it.
+RECORD_WAIT = 5.0
 
 
 @dataclass(frozen=True)
@@ -45,12 +49,12 @@ class Notifier:
         settings: NotifySettings,
         specs: Mapping[str, JobSpec],
         log: Callable[[str, str], None],
-        previous_state: Callable[[str, int], str | None] | None = None,
+        previous_outcome: Callable[[int], PreviousOutcome] | None = None,
     ) -> None:
         self._settings = settings
         self._specs = specs
         self._log = log
-        self._previous_state = previous_state
+        self._previous_outcome = previous_outcome
         self._queue: queue.Queue[_Item | None] = queue.Queue(QUEUE_SIZE)
         self._host = hostname()
         self._local_mail = settings.smtp is not None or shutil.which(settings.sendmail) is not None
@@ -96,12 +100,23 @@ class Notifier:
 
     # ------------------------------------------------------------------ internals
     def _recovered_check(self, job: Job) -> Callable[[], bool]:
-        previous = self._previous_state
+        """In the sender thread: once this success is written (the finisher takes a few
+        ms; up to ``RECORD_WAIT`` s), did the kind's job finished just before it fail? By
+        (finished_at, id), so of several successes after a failure exactly one says so. A
+        success after retries is not a recovery: no ``failed`` was announced for it."""
+        previous = self._previous_outcome
 
         def check() -> bool:
-            if job.attempts > 1:
-                return True  # this very run failed before succeeding
-            return previous is not None and previous(job.kind, job.id) == "failed"
+            if previous is None:
+                return False
+            deadline = time.monotonic() + RECORD_WAIT
+            while True:
+                found = previous(job.id)
+                if found.recorded:
+                    return found.state == "failed"
+                if time.monotonic() > deadline:
+                    return False
+                time.sleep(0.05)
 
         return check
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import gc
 import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -29,6 +30,8 @@ from migrate_cron.scheduler.warp import jumps, real_seconds
 
 #: A standby, or a leader with nothing due, still wakes this often (real seconds).
 MAX_IDLE = 60.0
+#: While pauses are read, a sleeping scheduler wakes this often to see a resume (seconds).
+PAUSE_POLL = 5.0
 
 
 @dataclass
@@ -52,7 +55,10 @@ class SchedulerLoop:
     keep_events: bool = False
     log: SchedulerLog = field(default_factory=SchedulerLog)
     freeze_gc: bool = False
+    #: Reads the pauses (``migrate-cron pause``): job names and ``@scheduler``.
+    pauses: Callable[[], Mapping[str, str]] | None = None
     _announced: bool = field(default=False, init=False, repr=False)
+    _scheduler_paused: bool = field(default=False, init=False, repr=False)
 
     def run(self) -> LoopResult:
         result = LoopResult()
@@ -63,7 +69,8 @@ class SchedulerLoop:
                     leading = self._lead()
                     if leading:
                         result.led = True
-                        self._tick(result)
+                        if not self._read_pauses():
+                            self._tick(result)
                     backoff = self.backoff_initial
                 except DatabaseUnavailable as exc:
                     result.outages += 1
@@ -113,6 +120,24 @@ class SchedulerLoop:
         if events:
             self.log.runs(events)
 
+    def _read_pauses(self) -> bool:
+        """Apply the pauses; True while the whole scheduler is paused (no tick)."""
+        if self.pauses is None:
+            return False
+        from migrate_cron.store.leases import SCHEDULER_PAUSE
+
+        found = self.pauses()
+        paused = SCHEDULER_PAUSE in found
+        if paused != self._scheduler_paused:
+            self._scheduler_paused = paused
+            if paused:
+                self.log.event("paused", f"by {found[SCHEDULER_PAUSE]}: recording no slot")
+            else:
+                self.log.event("resumed", "missed slots follow each job's policy")
+                self.scheduler.loaded = False
+        self.scheduler.set_paused(frozenset(found) - {SCHEDULER_PAUSE})
+        return paused
+
     def _keep_going(self) -> bool:
         """Between batches of a long tick: stop when asked to; renew the lease when due; stop
         if it is lost."""
@@ -126,6 +151,8 @@ class SchedulerLoop:
     def _wait(self, leading: bool) -> None:
         """Sleep until the next due slot, the next lease renewal/retry, or ``stop``."""
         cap = MAX_IDLE
+        if self.pauses is not None:
+            cap = min(cap, PAUSE_POLL)  # a resume is seen within this
         if self.leadership is not None:
             cap = min(cap, self.leadership.seconds_until_next_try())
         due = self.scheduler.next_due() if leading else None

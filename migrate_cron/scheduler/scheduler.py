@@ -117,6 +117,17 @@ class Scheduler:
         self._heap: list[tuple[float, int, str, datetime]] = []
         self._seq = itertools.count()
         self.loaded = False
+        #: Jobs paused (``migrate-cron pause``): their due slots wait unrecorded; on resume
+        #: the database's last slot and the job's policy decide, as after a downtime.
+        self.paused: frozenset[str] = frozenset()
+        self._held: set[str] = set()
+
+    def set_paused(self, names: frozenset[str]) -> None:
+        """Pause and resume jobs; a resumed job is reloaded, so its missed slots get its
+        skip / run-once / backfill policy."""
+        if self._held - names:
+            self.loaded = False
+        self.paused = names
 
     # ------------------------------------------------------------------ state
     def load(self) -> None:
@@ -130,6 +141,7 @@ class Scheduler:
         now = self.clock.now()
         recorded = self.runs.last_runs(list(self.jobs))
         self._heap = []
+        self._held = set()
         memo: dict[tuple[Any, datetime], datetime] = {}
         for name, job in self.jobs.items():
             first = self._first_seen.setdefault(
@@ -168,6 +180,9 @@ class Scheduler:
         now_ts = now.timestamp()
         while self._heap and self._heap[0][0] <= now_ts:
             _, _, name, due = heapq.heappop(self._heap)
+            if name in self.paused:
+                self._held.add(name)  # back in the heap when resumed (a reload)
+                continue
             job = self.jobs[name]
             key = (job.schedule, job.rule, self._last[name], due)  # equal jobs plan once
             found = plans.get(key)

@@ -207,23 +207,6 @@ class AdminOps(StoreBase):
                     on_progress("scheduled_runs", total)
         return total
 
-    def previous_state(self, kind: str, job_id: int) -> str | None:
-        """How the last finished job of ``kind`` other than ``job_id`` ended (done or
-        failed), or None: what a ``recovered`` notification compares with."""
-        job = self.tables.job
-        with self.transaction(readonly=True) as conn:
-            row = conn.execute(
-                select(job.c.state)
-                .where(
-                    job.c.kind == kind,
-                    job.c.id != job_id,
-                    job.c.state.in_([JobState.DONE, JobState.FAILED]),
-                )
-                .order_by(job.c.finished_at.desc(), job.c.id.desc())
-                .limit(1)
-            ).first()
-        return str(row.state) if row else None
-
     def count_jobs(
         self,
         ids: Sequence[int] | None = None,

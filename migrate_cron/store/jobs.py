@@ -143,17 +143,26 @@ class JobOps(StoreBase):
         lease: float = 60.0,
         kinds: Sequence[str] | None = None,
         limits: Mapping[str, int] | None = None,
+        exclude: Sequence[str] = (),
     ) -> list[Job]:
         """Take up to ``n`` ready jobs: state running, attempts + 1, leased for ``lease`` s.
         ``kinds`` None means any kind; an empty list means none (a worker that can run nothing
         claims nothing). ``limits`` caps how many jobs of a kind run at once over every worker
-        (the registry's ``concurrency``): see ``_claim_limited``."""
+        (the registry's ``concurrency``): see ``_claim_limited``. ``exclude``: kinds not to
+        claim now (paused)."""
+        if exclude and kinds is not None:
+            kinds = [k for k in kinds if k not in exclude]
+            exclude = ()
         if kinds is not None and not kinds:
             return []
-        limited = {k: v for k, v in (limits or {}).items() if kinds is None or k in kinds}
+        limited = {
+            k: v
+            for k, v in (limits or {}).items()
+            if (kinds is None or k in kinds) and k not in exclude
+        }
         if not limited:
             with self.transaction() as conn:
-                jobs = self._claim(conn, worker_id, n, lease, kinds)
+                jobs = self._claim(conn, worker_id, n, lease, kinds, exclude)
             return sorted(jobs, key=lambda j: (j.run_at, j.id))
         jobs = []
         for kind, limit in sorted(limited.items()):  # bounded kinds first: they never starve
@@ -163,7 +172,9 @@ class JobOps(StoreBase):
         rest = [k for k in kinds if k not in limited] if kinds is not None else None
         if len(jobs) < n and (rest is None or rest):
             with self.transaction() as conn:
-                jobs.extend(self._claim(conn, worker_id, n - len(jobs), lease, rest, list(limited)))
+                jobs.extend(
+                    self._claim(conn, worker_id, n - len(jobs), lease, rest, [*limited, *exclude])
+                )
         return sorted(jobs, key=lambda j: (j.run_at, j.id))
 
     def _claim_limited(
@@ -261,9 +272,14 @@ class JobOps(StoreBase):
             ]
 
     def complete(
-        self, worker_id: str, ids: Sequence[int], outputs: dict[int, str] | None = None
+        self,
+        worker_id: str,
+        ids: Sequence[int],
+        outputs: dict[int, str] | None = None,
+        then: Mapping[int, Sequence[tuple[str, int]]] | None = None,
     ) -> int:
-        """Mark jobs done (fenced); returns how many were still ours."""
+        """Mark jobs done (fenced); returns how many were still ours. ``then``: per job, the
+        (kind, max_attempts) to enqueue in the same transaction (a chain's next step)."""
         if not ids:
             return 0
         job = self.tables.job
@@ -289,7 +305,38 @@ class JobOps(StoreBase):
                         )
                         .values(output=storable(output))
                     )
+            if then:
+                self._enqueue_next(conn, worker_id, JobState.DONE, then)
             return int(res.rowcount)
+
+    def _enqueue_next(
+        self,
+        conn: Connection,
+        worker_id: str,
+        state: str,
+        then: Mapping[int, Sequence[tuple[str, int]]],
+    ) -> None:
+        """Enqueue each parent's next jobs — only parents this transaction just finished with
+        ``state`` (fenced). The child carries the parent's slot and ``after:PARENT_ID`` as its
+        ref, so an outcome written twice enqueues nothing twice."""
+        job = self.tables.job
+        parents = conn.execute(
+            select(job.c.id, job.c.kind, job.c.scheduled_for).where(
+                job.c.id.in_(list(then)), job.c.locked_by == worker_id, job.c.state == state
+            )
+        ).all()
+        for parent in parents:
+            for kind, max_attempts in then[parent.id]:
+                self._enqueue(
+                    conn,
+                    kind,
+                    {"after": parent.kind, "job_id": parent.id, "outcome": state},
+                    f"after:{parent.id}",
+                    None,
+                    None,
+                    max_attempts,
+                    parent.scheduled_for,
+                )
 
     def fail(
         self,
@@ -300,9 +347,11 @@ class JobOps(StoreBase):
         retry_in: float = 0.0,
         output: str | None = None,
         terminal: bool = False,
+        then: Sequence[tuple[str, int]] = (),
     ) -> str | None:
         """Record a failed attempt: back to ``open`` after ``retry_in`` s, or ``failed`` when
-        attempts are spent (or ``terminal``). Returns the new state, None if fenced out."""
+        attempts are spent (or ``terminal``). Returns the new state, None if fenced out.
+        ``then``: (kind, max_attempts) enqueued in the same transaction if it is ``failed``."""
         job = self.tables.job
         spent: Any = true() if terminal else job.c.attempts >= job.c.max_attempts
         with self.transaction() as conn:
@@ -320,6 +369,8 @@ class JobOps(StoreBase):
             )
             if res.rowcount != 1:
                 return None
+            if then:
+                self._enqueue_next(conn, worker_id, JobState.FAILED, {job_id: then})
             return str(conn.execute(select(job.c.state).where(job.c.id == job_id)).scalar_one())
 
     def release(self, worker_id: str, ids: Sequence[int]) -> int:

@@ -56,3 +56,53 @@ class LeaseOps(StoreBase):
                 select(leases.c.holder, leases.c.expires_at).where(leases.c.name == name)
             ).first()
         return (row.holder, row.expires_at) if row else None
+
+
+#: The ``leases`` rows that pause a kind (``paused:KIND``) or the scheduler.
+PAUSE_PREFIX = "paused:"
+SCHEDULER_PAUSE = "@scheduler"
+
+
+class PauseOps(StoreBase):
+    """Paused kinds (workers do not claim them) and a paused scheduler (it records no slot):
+    one ``leases`` row each, so every worker and scheduler sees the same switch."""
+
+    def pause(self, names: list[str], by: str) -> list[str]:
+        """Pause kinds (or ``SCHEDULER_PAUSE``); returns the ones newly paused."""
+        from migrate_cron.store.jobs import LOCK_ROW_EXPIRES
+
+        leases = self.tables.leases
+        fresh = []
+        with self.transaction() as conn:
+            for name in names:
+                created = self._insert_if_absent(
+                    conn,
+                    leases,
+                    {"name": PAUSE_PREFIX + name, "holder": by, "expires_at": LOCK_ROW_EXPIRES},
+                    ("name",),
+                )
+                if created is not None:
+                    fresh.append(name)
+        return fresh
+
+    def resume(self, names: list[str]) -> list[str]:
+        """Lift pauses; returns the ones that were paused."""
+        leases = self.tables.leases
+        lifted = []
+        with self.transaction() as conn:
+            for name in names:
+                res = conn.execute(delete(leases).where(leases.c.name == PAUSE_PREFIX + name))
+                if res.rowcount:
+                    lifted.append(name)
+        return lifted
+
+    def paused(self) -> dict[str, str]:
+        """Every pause: name (a kind, or ``SCHEDULER_PAUSE``) → who paused it."""
+        leases = self.tables.leases
+        with self.transaction(readonly=True) as conn:
+            rows = conn.execute(
+                select(leases.c.name, leases.c.holder).where(
+                    leases.c.name.like(PAUSE_PREFIX.replace("_", "\\_") + "%", escape="\\")
+                )
+            ).all()
+        return {r.name[len(PAUSE_PREFIX) :]: r.holder for r in rows}

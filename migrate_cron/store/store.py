@@ -9,10 +9,11 @@ file: ``jobs.py`` (the job table), ``runs.py`` (scheduled_runs), ``leases.py``, 
 from __future__ import annotations
 
 from migrate_cron.store.admin import AdminOps
-from migrate_cron.store.leases import LeaseOps
+from migrate_cron.store.history import HistoryOps
+from migrate_cron.store.leases import LeaseOps, PauseOps
 from migrate_cron.store.runs import RunOps
 from migrate_cron.store.status import StatusOps
 
 
-class Store(RunOps, AdminOps, LeaseOps, StatusOps):
+class Store(RunOps, AdminOps, HistoryOps, LeaseOps, PauseOps, StatusOps):
     """Named operations on the queue. Subclasses implement the dialect hooks."""

@@ -22,7 +22,7 @@ from migrate_cron.worker.cancel import LEASE_LOST, Cancel
 from migrate_cron.worker.handlers import Context, HandlerFunc, call_handler, load_handler
 from migrate_cron.worker.handlers import registered as registered_handlers
 from migrate_cron.worker.identity import IdentityError, lookup
-from migrate_cron.worker.outcome import FAILED, RELEASE, Outcome
+from migrate_cron.worker.outcome import DONE, FAILED, RELEASE, Outcome
 from migrate_cron.worker.runner import command_outcome, run_command
 
 MAX_ERROR = 4000  # characters of last_error (an exception message can be any size)
@@ -50,6 +50,10 @@ class Catalog:
     #: Registry jobs this worker cannot run (it cannot become their ``user``), with why: they
     #: are not claimed, and the worker says so once at start.
     unrunnable: Mapping[str, str] = field(default_factory=dict)
+    #: kind → ((kind, max_attempts) enqueued on success, … on final failure): chains.
+    chains: Mapping[str, tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]]] = field(
+        default_factory=dict
+    )
 
     @classmethod
     def build(
@@ -92,7 +96,15 @@ class Catalog:
                 f"--kinds: {', '.join(missing)} not in {registry.path} and no @handler "
                 "registered for it (import the module with --import)"
             )
-        return cls(registry.path, tasks, output_cap, kill_grace, rand, unrunnable)
+        chains = {
+            spec.name: (
+                tuple((n, registry.get(n).max_attempts) for n in spec.on_success),
+                tuple((n, registry.get(n).max_attempts) for n in spec.on_failure),
+            )
+            for spec in registry
+            if spec.on_success or spec.on_failure
+        }
+        return cls(registry.path, tasks, output_cap, kill_grace, rand, unrunnable, chains)
 
     def limits(self) -> dict[str, int]:
         """Kinds whose registry entry caps how many run at once (``concurrency``)."""
@@ -157,6 +169,13 @@ class Catalog:
                 output=outcome.output,
                 retry_in=retry_delay(task.backoff, job.attempts, self.rand),
             )
+        chain = self.chains.get(job.kind)
+        if chain is not None:
+            then = (
+                chain[0] if outcome.status == DONE else chain[1] if outcome.status == FAILED else ()
+            )
+            if then:
+                return replace(outcome, then=then)
         return outcome
 
 

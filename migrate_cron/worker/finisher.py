@@ -170,17 +170,20 @@ class Finisher(threading.Thread):
     def _flush(self, items: list[tuple[int, Outcome]]) -> None:
         done: list[int] = []
         outputs: dict[int, str] = {}
+        then: dict[int, tuple[tuple[str, int], ...]] = {}
         released: list[int] = []
         for job_id, outcome in items:
             if outcome.status == DONE:
                 done.append(job_id)
                 if outcome.output:
                     outputs[job_id] = outcome.output
+                if outcome.then:
+                    then[job_id] = outcome.then
             elif outcome.status == RELEASE:
                 released.append(job_id)
         store, me = self._store, self._worker_id
         if done:
-            store.complete(me, done, outputs or None)
+            store.complete(me, done, outputs or None, then or None)
         for job_id, outcome in items:
             if outcome.status == FAILED:
                 store.fail(
@@ -190,6 +193,7 @@ class Finisher(threading.Thread):
                     retry_in=outcome.retry_in,
                     output=outcome.output,
                     terminal=outcome.terminal,
+                    then=outcome.then,
                 )
         if released:
             store.release(me, released)

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from migrate_cron.store import Listener, Store
+from migrate_cron.store.leases import SCHEDULER_PAUSE
 from migrate_cron.store.models import Job
 from migrate_cron.worker.backoff import IdleBackoff
 from migrate_cron.worker.cancel import SHUTDOWN
@@ -47,6 +48,8 @@ from migrate_cron.worker.settings import WorkerSettings
 if TYPE_CHECKING:
     from migrate_cron.notify.sender import Notifier
 
+#: Seconds between reads of the paused kinds (a pause takes effect within this).
+PAUSE_REFRESH = 2.0
 #: Seconds a stopping worker gives queued notifications (each delivery is bounded too).
 NOTIFY_DRAIN = 10.0
 
@@ -193,6 +196,8 @@ class Worker:
         outage = Outage(self.log, "claiming jobs", cap=s.outage_cap)
         kinds = self._claimable()
         limits = self.catalog.limits()
+        paused: list[str] = []
+        paused_read = -PAUSE_REFRESH
         while not self._stopping.is_set():
             room = self.ledger.room(s.capacity)
             if room < s.refill_at and len(self.ledger):
@@ -202,8 +207,16 @@ class Worker:
                 self._open_listener()
             sent = time.monotonic()
             try:
+                if sent - paused_read >= PAUSE_REFRESH:
+                    paused = self._paused(paused)
+                    paused_read = sent
                 jobs = self.store.claim(
-                    self.worker_id, min(s.claim_batch, room), s.lease_seconds, kinds, limits
+                    self.worker_id,
+                    min(s.claim_batch, room),
+                    s.lease_seconds,
+                    kinds,
+                    limits,
+                    paused,
                 )
                 outage.ok()
             except OUTAGE_ERRORS as exc:
@@ -221,6 +234,15 @@ class Worker:
                 self.ledger.wait_change(_SLICE)
                 continue
             self._idle(idle)
+
+    def _paused(self, before: list[str]) -> list[str]:
+        """The kinds paused now (``migrate-cron pause``); says once when one changes."""
+        now = sorted(k for k in self.store.paused() if k != SCHEDULER_PAUSE)
+        for kind in sorted(set(now) - set(before)):
+            self.log.event("paused", f"kind {kind!r} is paused: not claiming it")
+        for kind in sorted(set(before) - set(now)):
+            self.log.event("resumed", f"kind {kind!r} is resumed")
+        return now
 
     def _idle(self, idle: IdleBackoff) -> None:
         """Wait for work: a NOTIFY on PostgreSQL (with ``poll`` as a safety net for delayed

@@ -22,6 +22,9 @@ class Outcome:
     output: str | None = None
     retry_in: float = 0.0
     terminal: bool = False
+    #: Jobs to enqueue with this outcome, in its transaction: (kind, max_attempts) of the
+    #: registry's ``on_success`` / ``on_failure`` (the latter once no retry is left).
+    then: tuple[tuple[str, int], ...] = ()
 
     @classmethod
     def done(cls, output: str | None = None) -> Outcome:

@@ -244,3 +244,31 @@ command = "true"
         assert finished is not None and (finished - failed_at).total_seconds() < 2.5
     assert "notify-failed" in done.stderr
     assert took < 60
+
+
+def test_recovered_once_after_a_final_failure(
+    tmp_path: Path,
+    db_url: str,
+    table_prefix: str,
+    store: Store,
+    webhook: tuple[str, list[dict[str, Any]]],
+) -> None:
+    url, received = webhook
+    ok = tmp_path / "fixed"
+    registry = f"""
+[jobs.flaky]
+command = "test -f {ok}"
+notify = ["webhook:{url}"]
+notify_on = ["failed", "recovered"]
+"""
+    store.enqueue("flaky", None, max_attempts=1)
+    assert run_worker(tmp_path, registry, db_url, table_prefix).returncode == 0
+    ok.write_text("")
+    for _ in range(3):
+        store.enqueue("flaky", None, max_attempts=1)
+    assert run_worker(tmp_path, registry, db_url, table_prefix).returncode == 0
+    deadline = time.monotonic() + 10
+    while len(received) < 2 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.5)
+    assert sorted(e["event"] for e in received) == ["failed", "recovered"], received
