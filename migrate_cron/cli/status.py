@@ -108,10 +108,13 @@ def status(
 
 
 def _report(store: Store, window: float, specs: list[JobSpec]) -> StatusReport:
+    from dataclasses import replace
+
     from migrate_cron.ops.status import build_report
 
     now = store.db_now()
-    return build_report(store.status(now - timedelta(seconds=window), now), specs)
+    report = build_report(store.status(now - timedelta(seconds=window), now), specs)
+    return replace(report, paused=store.paused())
 
 
 def _check(report: StatusReport, limits: Thresholds, as_json: bool) -> None:
@@ -248,9 +251,19 @@ def render(report: StatusReport) -> RenderableType:
         )
     if not report.kinds:
         kinds.add_row("(no jobs)", *[""] * 12)
+    parts: list[RenderableType] = [kinds]
+    if report.paused:
+        from migrate_cron.store.leases import SCHEDULER_PAUSE
+
+        lines = [
+            f"paused: {'the scheduler' if name == SCHEDULER_PAUSE else name} (by {by}); "
+            f"`migrate-cron {'scheduler resume' if name == SCHEDULER_PAUSE else 'resume ' + name}`"
+            for name, by in sorted(report.paused.items())
+        ]
+        parts.append(Text("\n".join(lines), style="yellow"))
     scheduled = [k.schedule for k in report.kinds if k.schedule is not None]
     if not scheduled:
-        return kinds
+        return Group(*parts) if len(parts) > 1 else kinds
     sched = Table(title="scheduled jobs", title_justify="left")
     for name in ("job", "schedule", "last slot", "outcome", "run", "lag", "next slot"):
         sched.add_column(name, no_wrap=name != "schedule")
@@ -264,7 +277,7 @@ def render(report: StatusReport) -> RenderableType:
             f"{fd(s.lag)} ({s.lag_reason})" if s.lag is not None else (s.lag_reason or "-"),
             _at(s.next_slot),
         )
-    return Group(kinds, sched)
+    return Group(*parts, sched)
 
 
 def _ago(now: datetime, when: datetime | None) -> str:

@@ -61,6 +61,8 @@ class StatusReport:
     now: datetime
     since: datetime
     kinds: tuple[KindReport, ...] = ()
+    #: Paused kinds (and ``@scheduler``) → who paused them (``migrate-cron pause``).
+    paused: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def window(self) -> float:
@@ -254,6 +256,7 @@ def report_to_dict(report: StatusReport) -> dict[str, Any]:
         "window_seconds": report.window,
         "totals": report.totals,
         "kinds": [_kind_dict(k) for k in report.kinds],
+        "paused": dict(report.paused),
     }
 
 
