@@ -184,6 +184,25 @@ def merge(
                 ),
                 None,
             )
+            if edited is not None and force and edited.index is not None:
+                # One origin of a multi-origin job changed: the others still run the old
+                # line, so the changed one leaves the job and becomes a job of its own.
+                _remove_origin(jobs, edited)
+                claimed.add(edited.key)
+                actions.append(
+                    MergeAction(
+                        edited.name,
+                        UPDATED,
+                        rel,
+                        line,
+                        f"the line changed here only: it leaves {edited.name} (whose other "
+                        "origins keep the old line) for a job of its own",
+                        old_text=edited.text,
+                        new_text=src.text,
+                    )
+                )
+                fresh.append(src)
+                continue
             if edited is not None:
                 actions.append(_edited(jobs, edited, g, src, rel, registry_dir, force))
                 claimed.add(edited.key)
@@ -449,6 +468,12 @@ def _add_origin(table: Any, src: Source, registry_dir: Path) -> None:
     if "sources" not in table:
         table.append("sources", tomlkit.aot())
     table["sources"].append(_source_table(src, registry_dir))
+
+
+def _remove_origin(jobs: Table, k: _Known) -> None:
+    """Take origin ``k`` out of its job's ``[[sources]]`` (it was not switched)."""
+    sources = _table(jobs, k.name)["sources"]
+    del sources[k.index]
 
 
 def _copy_table(item: Any) -> Table:

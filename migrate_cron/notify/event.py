@@ -68,6 +68,12 @@ class Event:
         return "\n".join(lines) + "\n"
 
 
+def clean(text: str) -> str:
+    """Text any transport can carry: a handler's lone surrogates and NUL bytes become U+FFFD
+    (a mail or JSON body must be valid UTF-8; a NUL ends a C string in an MTA)."""
+    return text.encode("utf-8", "replace").decode("utf-8").replace("\x00", "\ufffd")
+
+
 def exit_code(error: str | None) -> int | None:
     match = _EXIT.search(error or "")
     return int(match.group(1)) if match else None

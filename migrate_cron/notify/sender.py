@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, Counter
 
-from migrate_cron.notify.event import OUTPUT_TAIL, Event, exit_code, hostname
+from migrate_cron.notify.event import OUTPUT_TAIL, Event, clean, exit_code, hostname
 from migrate_cron.notify.targets import LOCAL_USER, NotifySettings, Target
 from migrate_cron.notify.transports import DeliveryError, deliver
 
@@ -133,8 +133,8 @@ class Notifier:
             max_attempts=job.max_attempts,
             exit_code=exit_code(outcome.error),
             duration=round(duration, 3),
-            error=(outcome.error or "").splitlines()[0][:300] if outcome.error else None,
-            output_tail=output[-OUTPUT_TAIL:],
+            error=clean(outcome.error.splitlines()[0][:300]) if outcome.error else None,
+            output_tail=clean(output[-OUTPUT_TAIL:]),
             host=self._host,
             user=spec.user,
         )

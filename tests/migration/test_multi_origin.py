@@ -111,3 +111,25 @@ def test_registry_origins_are_checked(table: dict[str, object], message: str) ->
     job = {"command": "true", "schedule": "* * * * *", **table}
     with pytest.raises(ConfigError, match=message):
         parse_registry({"jobs": {"j": job}})
+
+
+def test_force_on_a_line_changed_on_one_host_splits_it_off(tmp_path: Path) -> None:
+    """The other hosts still run the old line: the job keeps their command, and the changed
+    line becomes a job of its own (never a silent change of what web1 runs)."""
+    registry = tmp_path / "migrate-cron.toml"
+    web1, web2 = _crontab(tmp_path, "web1"), _crontab(tmp_path, "web2")
+    generate_registry([f"web1:{web1}", f"web2:{web2}"], registry, file_format="user")
+    web2.write_bytes(b"# web2\n*/5 * * * * /usr/local/bin/import-orders --v2\n")
+    kept = generate_registry([f"web1:{web1}", f"web2:{web2}"], registry, file_format="user")
+    assert kept.conflicts and not kept.written
+    generate_registry([f"web1:{web1}", f"web2:{web2}"], registry, file_format="user", force=True)
+    reg = load_registry(registry)
+    old, new = reg.get("import-orders"), reg.get("import-orders-2")
+    assert (old.command, [s.label for s in old.sources]) == (
+        "/usr/local/bin/import-orders",
+        ["web1:web1.crontab"],
+    )
+    assert (new.command, new.source and new.source.label) == (
+        "/usr/local/bin/import-orders --v2",
+        "web2:web2.crontab",
+    )

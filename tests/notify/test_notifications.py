@@ -272,3 +272,78 @@ notify_on = ["failed", "recovered"]
         time.sleep(0.1)
     time.sleep(0.5)
     assert sorted(e["event"] for e in received) == ["failed", "recovered"], received
+
+
+def test_failed_deliveries_are_counted_on_the_worker_metrics_port(
+    tmp_path: Path, db_url: str, table_prefix: str, store: Store
+) -> None:
+    """A webhook nobody listens on: the job's outcome stands, the worker logs the failure and
+    its /metrics counts it (scraped and parsed with prometheus-client's own parser)."""
+    import urllib.request
+
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from tests.worker.helpers import spawn_cli_worker, stop_process
+
+    port, dead = free_port(), free_port()
+    path = tmp_path / "migrate-cron.toml"
+    path.write_text(
+        f'[jobs.broken]\ncommand = "exit 1"\nnotify = ["webhook:http://127.0.0.1:{dead}/x"]\n'
+    )
+    env = {
+        "MIGRATE_CRON_DATABASE_URL": db_url,
+        "MIGRATE_CRON_TABLE_PREFIX": table_prefix,
+        "MIGRATE_CRON_REGISTRY": str(path),
+    }
+    job_id = store.enqueue("broken", None, max_attempts=1).job_id
+    proc, log = spawn_cli_worker(
+        "--poll", "0.2", "--metrics-port", str(port), cwd=tmp_path, env=env
+    )
+    try:
+        deadline = time.monotonic() + 30
+        counted = 0.0
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as r:
+                    text = r.read().decode()
+            except OSError:
+                time.sleep(0.2)
+                continue
+            for family in text_string_to_metric_families(text):
+                for sample in family.samples:
+                    if sample.name == "migrate_cron_notifications_total" and sample.labels == {
+                        "transport": "webhook",
+                        "result": "failed",
+                    }:
+                        counted = sample.value
+            if counted:
+                break
+            time.sleep(0.2)
+    finally:
+        stop_process(proc)
+    assert counted == 1.0
+    assert store.get(job_id).state == "failed"
+    assert "notify-failed" in log.read_text()
+
+
+def test_bad_bytes_in_the_output_still_reach_the_mailbox(
+    tmp_path: Path, db_url: str, table_prefix: str, store: Store, smtp: tuple[int, Inbox]
+) -> None:
+    port, inbox = smtp
+    registry = f"""
+[notify]
+smtp = "smtp://127.0.0.1:{port}"
+
+[jobs.binary]
+command = "printf 'head\\\\000\\\\377\\\\376tail'; exit 9"
+env = {{ MAILTO = "ops@example.com" }}
+"""
+    store.enqueue("binary", None, max_attempts=1)
+    done = run_worker(tmp_path, registry, db_url, table_prefix)
+    assert done.returncode == 0, done.stderr
+    deadline = time.monotonic() + 10
+    while not inbox.messages and time.monotonic() < deadline:
+        time.sleep(0.1)
+    ((_, msg),) = inbox.messages
+    body = msg.get_payload(decode=True).decode("utf-8")
+    assert "head\ufffd" in body and "tail" in body and "exit:     9" in body
