@@ -28,7 +28,7 @@ from migrate_cron.worker.heartbeat import REAPER_LEASE
 from tests.faults.procs import Fleet, Proc, cli_env, wait_for
 
 SKEW = 120.0
-JOB_SECONDS = 8  # long enough that a loaded CI machine still sees B reap while all run
+JOB_SECONDS = 12  # long enough that a loaded machine still sees B reap while all run
 COMMAND = f'echo "$MIGRATE_CRON_KIND $PPID" >> "$RUNS"; sleep {JOB_SECONDS}'
 WRAPPER = str(Path(__file__).with_name("skewed_cli.py"))
 # (kind, clock skew, heartbeat, lease)
