@@ -25,7 +25,7 @@ Format (every key but the command/handler is optional)::
     misfire_grace = 60         # seconds a slot may be late and still be on time
     mode = "cron"              # cron | enqueue | scheduler (who fires it now)
     concurrency = 1            # at most this many running at once, over every worker and host
-    overlap = "skip"           # a slot due while a run still runs: skip (like flock -n) | wait
+    overlap = "skip"           # one run at a time; a slot due meanwhile: skip (flock -n) | wait
     notify = ["mail:ops@example.com", "webhook:https://…", "command:/usr/local/bin/page"]
     notify_on = ["failed"]     # failed (default) | retrying | output | recovered
     on_success = ["send-invoices"]   # enqueued with this job's success (same transaction)
@@ -142,8 +142,9 @@ class JobSpec:
     #: claim enforces it); None: no limit.
     concurrency: int | None = None
     #: A scheduled slot that comes due while a run of this job is still running: "skip" records
-    #: it as skipped (like ``flock -n``), "wait" enqueues it (with ``concurrency`` it then waits).
-    overlap: str = "wait"
+    #: it as skipped (like ``flock -n``), "wait" enqueues it to run after. Either means the job
+    #: never runs twice at once (``concurrency`` 1 unless set); None: no rule.
+    overlap: str | None = None
     #: Where failure (etc.) notifications go: the ``notify`` key, else cron's MAILTO rule.
     notify_targets: tuple[Target, ...] = ()
     #: Which events notify: failed (the final attempt), retrying, output, recovered.
@@ -159,6 +160,14 @@ class JobSpec:
     sources: tuple[Source, ...] = ()
     #: One per origin ``migrate`` switched (an origin not listed still runs from cron).
     migrations: tuple[Migration, ...] = ()
+
+    @property
+    def max_running(self) -> int | None:
+        """How many of this job may run at once: ``concurrency``, else 1 when ``overlap`` is
+        set (it promises no overlap), else no limit."""
+        if self.concurrency is not None:
+            return self.concurrency
+        return 1 if self.overlap is not None else None
 
     @property
     def source(self) -> Source | None:
@@ -349,9 +358,15 @@ def _job(path: str, name: str, t: dict[str, Any]) -> JobSpec:
     concurrency = t.get("concurrency")
     if concurrency is not None and not 1 <= concurrency <= MAX_CONCURRENCY:
         raise bad("concurrency", f"must be between 1 and {MAX_CONCURRENCY}")
-    overlap = t.get("overlap", "wait")
-    if overlap not in OVERLAPS:
+    overlap = t.get("overlap")
+    if overlap is not None and overlap not in OVERLAPS:
         raise bad("overlap", f"{overlap!r} is not one of {', '.join(OVERLAPS)}")
+    if overlap is not None and concurrency is not None and concurrency > 1:
+        raise bad(
+            "overlap",
+            f"overlap promises one run at a time, concurrency = {concurrency} allows more: "
+            "keep one of them",
+        )
     try:
         targets = parse_targets(t.get("notify"), env)
     except ValueError as exc:

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from migrate_cron.errors import ConfigError, UnknownJob, UsageError
-from migrate_cron.registry import Backoff, load_registry
+from migrate_cron.registry import Backoff, load_registry, parse_registry
 
 GOOD = """
 [defaults]
@@ -114,3 +114,22 @@ def test_generate_registry_skips_a_command_too_long_to_run(tmp_path: Path) -> No
     )
     assert "MAX_ARG_STRLEN" in proc.stderr + proc.stdout
     assert [j.command for j in load_registry(tmp_path / "r.toml")] == ["/bin/true"]
+
+
+def test_overlap_promises_one_run_at_a_time() -> None:
+    from migrate_cron.errors import ConfigError
+
+    def job(**keys: object) -> dict[str, object]:
+        return {"jobs": {"j": {"command": "true", "schedule": "* * * * *", **keys}}}
+
+    assert parse_registry(job()).get("j").max_running is None
+    assert parse_registry(job(overlap="skip")).get("j").max_running == 1
+    assert parse_registry(job(overlap="wait")).get("j").max_running == 1
+    assert parse_registry(job(concurrency=3)).get("j").max_running == 3
+    assert parse_registry(job(overlap="skip", concurrency=1)).get("j").max_running == 1
+    with pytest.raises(ConfigError, match="keep one of them"):
+        parse_registry(job(overlap="skip", concurrency=2))
+    with pytest.raises(ConfigError, match="not one of"):
+        parse_registry(job(overlap="later"))
+    with pytest.raises(ConfigError, match="between 1 and"):
+        parse_registry(job(concurrency=0))

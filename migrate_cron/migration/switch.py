@@ -387,7 +387,7 @@ def _what_matters(spec: JobSpec, strip: bool) -> tuple[list[str], str | None]:
             f"`timeout = 3600` (seconds) to [jobs.{spec.name}]"
         )
     wrapper = lock_wrapper(command)
-    if wrapper and spec.concurrency is None:
+    if wrapper and spec.max_running is None:
         notes.append(
             f"the line guards itself with {wrapper}: add `concurrency = 1` and "
             f'`overlap = "skip"` to [jobs.{spec.name}] (one run at a time over every host), '
@@ -395,7 +395,7 @@ def _what_matters(spec: JobSpec, strip: bool) -> tuple[list[str], str | None]:
         )
     elif wrapper:
         notes.append(
-            f"{wrapper} is redundant now: `concurrency = {spec.concurrency}` holds over every "
+            f"{wrapper} is redundant now: at most {spec.max_running} run(s) at once over every "
             "host; drop it from `command` when you like"
         )
     return notes, new_command

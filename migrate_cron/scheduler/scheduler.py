@@ -76,7 +76,7 @@ class ScheduledJob:
             schedule=Schedule.parse(spec.schedule, spec.timezone),
             rule=MissedRunPolicy(spec.policy, spec.max_backfill, spec.misfire_grace),
             max_attempts=spec.max_attempts,
-            overlap=spec.overlap,
+            overlap=spec.overlap or "wait",
         )
 
 

@@ -35,6 +35,19 @@ from migrate_cron.store.models import (
 CONCURRENCY_LOCK_PREFIX = "concurrency:"
 #: A lock row never expires (it is not a lease; only its row lock matters).
 LOCK_ROW_EXPIRES = datetime(2999, 1, 1, tzinfo=UTC)
+#: ``leases.name`` holds 200 characters; a kind name may have 200 too.
+_LEASE_NAME_MAX = 200
+
+
+def kind_lock_name(kind: str) -> str:
+    """The ``leases`` row a limited kind's claims lock: ``concurrency:KIND``, or a digest of
+    the kind when that would not fit the column."""
+    name = f"{CONCURRENCY_LOCK_PREFIX}{kind}"
+    if len(name) <= _LEASE_NAME_MAX:
+        return name
+    import hashlib
+
+    return CONCURRENCY_LOCK_PREFIX + "sha256:" + hashlib.sha256(kind.encode()).hexdigest()
 
 
 class JobOps(StoreBase):
@@ -190,7 +203,7 @@ class JobOps(StoreBase):
         until it finishes or the reaper takes its expired lease back, so a worker that died
         holding one delays the kind by at most its lease."""
         job, leases = self.tables.job, self.tables.leases
-        name = f"{CONCURRENCY_LOCK_PREFIX}{kind}"
+        name = kind_lock_name(kind)
         lock = select(leases.c.name).where(leases.c.name == name).with_for_update()
         for _ in range(2):
             with self.transaction() as conn:

@@ -95,7 +95,11 @@ class RunOps(JobOps):
             job = self.tables.job
             busy = conn.execute(
                 select(job.c.id)
-                .where(job.c.kind == (kind or job_name), job.c.state == JobState.RUNNING)
+                .where(
+                    job.c.kind == (kind or job_name),
+                    job.c.state == JobState.RUNNING,
+                    job.c.locked_until > self.now_sql(),  # a dead worker's run does not count
+                )
                 .limit(1)
             ).first()
             if busy is not None:

@@ -107,11 +107,12 @@ class Catalog:
         return cls(registry.path, tasks, output_cap, kill_grace, rand, unrunnable, chains)
 
     def limits(self) -> dict[str, int]:
-        """Kinds whose registry entry caps how many run at once (``concurrency``)."""
+        """Kinds whose registry entry caps how many run at once (``concurrency``, or 1 for an
+        ``overlap`` rule)."""
         return {
-            kind: task.spec.concurrency
+            kind: limit
             for kind, task in self.tasks.items()
-            if task.spec is not None and task.spec.concurrency is not None
+            if task.spec is not None and (limit := task.spec.max_running) is not None
         }
 
     def run(self, job: Job, worker_id: str, cancel: Cancel) -> Outcome:
