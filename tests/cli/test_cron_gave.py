@@ -15,7 +15,7 @@ import pytest
 from migrate_cron.store import Store
 from tests.conftest import run_cli
 from tests.scheduler.test_processes import env_for, start, stop_all
-from tests.worker.helpers import spawn_cli_worker, stop_process
+from tests.worker.helpers import spawn_cli_worker, stop_process, wait_for
 
 REGISTRY = """
 [jobs.fix-data]
@@ -46,12 +46,7 @@ on_failure = ["alert"]
 
 
 def wait_until(condition, timeout: float, what: str) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+    wait_for(condition, timeout, 0.2, what)
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ PostgreSQL and MariaDB, through the installed command."""
 
 from __future__ import annotations
 
-import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -12,7 +11,7 @@ import pytest
 
 from migrate_cron.store import Store
 from tests.scheduler.test_processes import env_for, start, stop_all
-from tests.worker.helpers import spawn_cli_worker, stop_process
+from tests.worker.helpers import spawn_cli_worker, stop_process, wait_for
 
 # Each run appends "start <t>" then "stop <t>" (seconds, nanosecond clock) to the log.
 COMMAND = "echo start $(date +%s.%N) >> {log}; sleep {sleep}; echo stop $(date +%s.%N) >> {log}"
@@ -33,12 +32,7 @@ def most_at_once(log: Path) -> tuple[int, int]:
 
 
 def wait_until(condition, timeout: float, what: str) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+    wait_for(condition, timeout, 0.2, what)
 
 
 @pytest.mark.parametrize("limit", [1, 2])
