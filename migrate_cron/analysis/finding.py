@@ -40,6 +40,7 @@ class RuleId(StrEnum):
     HIDDEN_ORDERING = "hidden-ordering"
     DUPLICATE_HOST = "duplicate-host"
     LONGER_THAN_INTERVAL = "longer-than-interval"
+    PERCENT_SPLIT = "percent-split"
 
 
 @dataclass(frozen=True)

@@ -121,9 +121,9 @@ def _analyze(
             in_order.append(syntax)
     # A per-line rule sees the command text, the schedule and the timezone, nothing else: the
     # same command on the same schedule (copies across hosts, files, users) is checked once.
-    seen: dict[tuple[str, str, str], list[tuple[Rule, Hit]]] = {}
+    seen: dict[tuple[str, str, str, str | None], list[tuple[Rule, Hit]]] = {}
     for job, found in zip(jobs, own, strict=True):
-        key = (job.command.text, job.line.schedule or "", job.timezone)
+        key = (job.command.text, job.line.schedule or "", job.timezone, job.line.stdin)
         line_hits = seen.get(key)
         if line_hits is None:
             line_hits = seen[key] = _per_line_hits(job, ctx)

@@ -336,7 +336,74 @@ def _handover(job: CronJob, ctx: Context) -> Hit | None:
     )
 
 
+def _percent(job: CronJob, ctx: Context) -> Hit | None:
+    """An unescaped ``%`` ends the command for cron: the rest becomes its standard input
+    (crontab(5)). Often meant as part of the command (``date +%F``, ``$((RANDOM % 60))``),
+    where the cut leaves a quote or an expansion open and the line has never worked."""
+    stdin = job.line.stdin
+    if stdin is None:
+        return None
+    command = job.line.shell_command or ""
+    runs = f"it runs `{_shorten(command)}`"
+    cut = _left_open(command)
+    if cut:
+        return Hit(
+            f"cron cuts the command at its first unescaped %: {runs}, cut inside {cut} — "
+            "the line has never worked as written"
+        )
+    return Hit(
+        f"cron cuts the command at its first unescaped %: {runs} with `{_shorten(stdin)}` as "
+        "its input"
+    )
+
+
+def _left_open(command: str) -> str | None:
+    """What a cut left open: a quoted string, an arithmetic or command substitution."""
+    single = double = False
+    depth = 0
+    arithmetic = False
+    i = 0
+    while i < len(command):
+        ch = command[i]
+        if ch == "\\" and not single:
+            i += 2
+            continue
+        if ch == "'" and not double:
+            single = not single
+        elif ch == '"' and not single:
+            double = not double
+        elif not single and command.startswith("$((", i):
+            arithmetic, depth = True, depth + 2
+            i += 3
+            continue
+        elif not single and command.startswith("$(", i):
+            depth += 1
+            i += 2
+            continue
+        elif not single and ch == ")" and depth:
+            depth -= 1
+        i += 1
+    if single or double:
+        return "a quoted string"
+    if depth:
+        return "an arithmetic expansion $((…))" if arithmetic else "a command substitution $(…)"
+    return None
+
+
+def _shorten(text: str, width: int = 60) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 PER_LINE: tuple[Rule, ...] = (
+    Rule(
+        RuleId.PERCENT_SPLIT,
+        Severity.ERROR,
+        "An unescaped % ends the command: cron passes the rest to it as standard input.",
+        "write each % that belongs to the command as \\% (date +\\%F, $((RANDOM \\% 60))); "
+        "keep a bare % only to give the command input",
+        _percent,
+    ),
     Rule(
         RuleId.POLL,
         Severity.WARNING,
