@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-_SEPARATORS = re.compile(r"\s*(?:&&|\|\||;)\s*")
+_SEPARATORS = re.compile(r"\s*(?:&&|\|\||;|\|)\s*")
 _WORD = re.compile(r"""'[^']*'|"[^"]*"|[^\s'"]+""")
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _WRAPPERS = {
@@ -42,6 +42,11 @@ _NOT_SLUG = re.compile(r"[^a-z0-9]+")
 _FRAMEWORK_TOOLS = {"artisan", "console", "drush", "wp", "magento", "manage.py", "rake", "occ"}
 
 
+#: What ``read_command`` names a line whose words say nothing; the analysis then names it by
+#: its schedule and file instead.
+UNNAMED = "job"
+
+
 @dataclass(frozen=True)
 class Command:
     text: str
@@ -55,30 +60,84 @@ def read_command(text: str) -> Command:
     lower = text.lower()
     words = _main_words(text)
     program = _basename(words[0]) if words else ""
-    return Command(text=text, lower=lower, program=program, name=_name(words) or "job")
+    return Command(text=text, lower=lower, program=program, name=_name(words) or UNNAMED)
 
 
 _SKIPPED = frozenset(("cd", "sleep", "test", "[", "true", ":", "export", "source", ".", "umask"))
+#: Shell keywords and builtins: never what a line does, so never its name. A segment that
+#: starts with ``then``/``do``/``else`` is read from the next word.
+_KEYWORDS = frozenset(
+    [
+        "if",
+        "then",
+        "else",
+        "elif",
+        "fi",
+        "for",
+        "while",
+        "until",
+        "do",
+        "done",
+        "case",
+        "esac",
+        "[[",
+        "!",
+        "{",
+        "}",
+        "echo",
+        "printf",
+        "command",
+        "eval",
+        "set",
+        "unset",
+        "read",
+        "wait",
+        "builtin",
+        "false",
+        "exit",
+        "return",
+        "shift",
+        "trap",
+        "ulimit",
+        "local",
+        "declare",
+    ]
+)
+_OPENERS = frozenset(("then", "do", "else", "{", "!", "command", "builtin"))
 
 
 def _main_words(text: str) -> list[str]:
     """The words of the first segment that is not ``cd``/``sleep``/``test``, wrappers removed."""
-    segments = _SEPARATORS.split(text) if ("&&" in text or "||" in text or ";" in text) else [text]
+    segments = _SEPARATORS.split(text) if ("|" in text or "&&" in text or ";" in text) else [text]
     for segment in segments:
-        if "'" in segment or '"' in segment:
-            words = [w.strip("'\"") for w in _WORD.findall(segment)]
-        else:
-            words = segment.split()
+        words = _split(segment.strip("() "))
+        while words and words[0] in _OPENERS:
+            words = words[1:]
+        if words and words[0].startswith("-"):
+            continue  # `command -v x`, `! -e f`: a test, not the work
         while words and "=" in words[0] and _ASSIGNMENT.match(words[0]):
             words = words[1:]
         if words and (words[0] in _WRAPPERS or _basename(words[0]) in _WRAPPERS):
             words = _strip_wrappers(words)
         if not words:
             continue
-        if _basename(words[0]) in _SKIPPED:
+        if _basename(words[0]) in _SKIPPED or words[0] in _KEYWORDS:
             continue
         return words
     return []
+
+
+def _split(segment: str) -> list[str]:
+    """Shell words, quotes removed; an assignment keeps its quoted value in one word (so
+    ``PW='secret' php x`` is an assignment and ``php x``, never a job called ``secret``)."""
+    if "'" not in segment and '"' not in segment:
+        return segment.split()
+    import shlex
+
+    try:
+        return shlex.split(segment)
+    except ValueError:  # an unbalanced quote (cron cut the line at a %): best effort
+        return [w.strip("'\"") for w in _WORD.findall(segment)]
 
 
 def _strip_wrappers(words: list[str]) -> list[str]:
@@ -116,7 +175,12 @@ def _name(words: list[str]) -> str:
             return _slug(rest[2] if _basename(rest[1]) == "rake" else rest[1])
         return _slug(_strip_extension(script))
     if head in _FRAMEWORK_TOOLS and rest:
-        return _slug(rest[0] if rest[0] not in ("cron", "event") else f"{head}-{rest[0]}")
+        # the sub-command, not an option's value such as drush's `-r /srv/site/web`
+        sub = next((w for w in rest if "/" not in w), rest[0])
+        return _slug(sub if sub not in ("cron", "event") else f"{head}-{sub}")
+    if head == "run-parts" and rest:
+        directory = rest[-1].rstrip("/")
+        return _slug(_basename(directory).replace(".", "-"))
     if head in ("curl", "wget") and rest:
         url = next((w for w in rest if "://" in w), rest[-1])
         path = url.split("://", 1)[-1].split("?", 1)[0].rstrip("/")

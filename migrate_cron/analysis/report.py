@@ -15,7 +15,7 @@ from datetime import datetime
 from functools import lru_cache
 
 from migrate_cron.analysis.classifier import Classification, classify
-from migrate_cron.analysis.command import read_command
+from migrate_cron.analysis.command import UNNAMED, read_command
 from migrate_cron.analysis.cross_rules import (
     DUPLICATE,
     DURATION,
@@ -25,7 +25,7 @@ from migrate_cron.analysis.cross_rules import (
     too_long,
 )
 from migrate_cron.analysis.finding import Context, Finding, Hit, Rule
-from migrate_cron.analysis.job import CronJob, job_identity, make_job
+from migrate_cron.analysis.job import CronJob, fallback_name, job_identity, make_job
 from migrate_cron.analysis.planner import PlanItem, plan_jobs
 from migrate_cron.analysis.rules import PER_LINE
 from migrate_cron.analysis.syntax import parse_finding
@@ -112,6 +112,8 @@ def _analyze(
                 known[1].add(place)
             else:
                 base = read_command(line.shell_command or "").name
+                if base == UNNAMED:
+                    base = fallback_name(line.schedule or "", crontab.path)
                 names[base] += 1
                 name = base if names[base] == 1 else f"{base}-{names[base]}"
                 if identity is not None and known is None:
