@@ -283,7 +283,7 @@ def test_failed_deliveries_are_counted_on_the_worker_metrics_port(
 
     from prometheus_client.parser import text_string_to_metric_families
 
-    from tests.worker.helpers import spawn_cli_worker, stop_process
+    from tests.worker.helpers import spawn_cli_worker, stop_process, wait_for
 
     port, dead = free_port(), free_port()
     path = tmp_path / "migrate-cron.toml"
@@ -319,10 +319,12 @@ def test_failed_deliveries_are_counted_on_the_worker_metrics_port(
             if counted:
                 break
             time.sleep(0.2)
+        # The notice goes out as the outcome is handed to the finisher; the row is written
+        # a moment later. Wait for it before the SIGKILL of the clean-up.
+        wait_for(lambda: store.get(job_id).state == "failed", 30, what="the failed row")
     finally:
         stop_process(proc)
     assert counted == 1.0
-    assert store.get(job_id).state == "failed"
     assert "notify-failed" in log.read_text()
 
 

@@ -33,7 +33,7 @@ SECRET = "S3cretPW"
 UNREACHABLE = f"postgresql://postgres:{SECRET}@127.0.0.1:1/x"
 WRONG_PASSWORD = f"mariadb://root:{SECRET}@127.0.0.1:3306/test"
 UNKNOWN_ROLE = f"postgresql://nosuchuser:{SECRET}@127.0.0.1:5432/test"
-CRONTAB = "* * * * * echo tick\n*/5 * * * * date\n"
+CRONTAB = "* * * * * /bin/echo tick\n*/5 * * * * date\n"
 
 
 def matrix() -> list[tuple[str, ...]]:

@@ -191,7 +191,7 @@ def test_a_path_with_a_newline_is_refused_not_written_into_a_crontab(
 ) -> None:
     project = tmp_path / "two\nlines"
     project.mkdir()
-    (project / "my.cron").write_text("* * * * * echo hi\n")
+    (project / "my.cron").write_text("* * * * * /bin/echo hi\n")
     monkeypatch.chdir(project)
     assert invoke("generate", "registry", "my.cron", "--tz", "UTC").code == 0
     before = (project / "my.cron").read_text()
