@@ -8,7 +8,10 @@ nothing. If the database cannot be read, the scrape still succeeds with
 
 The three numbers to alert on, per kind: ``migrate_cron_oldest_ready_age_seconds``,
 ``migrate_cron_failed_jobs``, ``migrate_cron_job_duration_seconds``; plus
-``migrate_cron_schedule_lag_seconds`` per scheduled job.
+``migrate_cron_schedule_lag_seconds`` per scheduled job, labelled ``cron_job`` (Prometheus keeps
+``job`` for the scrape target: a ``job`` label here would be renamed ``exported_job``). Lag is
+only reported for slots someone promised (see ``ops.status.unpromised``). Liveness: the
+scheduler leader's lease. Counters (``_total``) are process facts: ``worker --metrics-port``.
 """
 
 from __future__ import annotations
@@ -16,11 +19,14 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import replace
 from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector, CollectorRegistry
+
+from migrate_cron.store.leases import SCHEDULER_LEASE
 
 if TYPE_CHECKING:
     from migrate_cron.ops.status import StatusReport
@@ -53,6 +59,9 @@ class QueueCollector(Collector):
             now = self.store.db_now()
             status = self.store.status(now - timedelta(seconds=self.window), now)
             report = build_report(status, self.specs)
+            held = self.store.lease_holder(SCHEDULER_LEASE)
+            if held is not None:
+                report = replace(report, leader=(held[0], (held[1] - now).total_seconds()))
         except Exception as exc:  # the scrape must answer even when the database does not
             log.warning("migrate-cron metrics: cannot read the queue: %s", exc)
             up = GaugeMetricFamily(
@@ -108,12 +117,23 @@ class QueueCollector(Collector):
             "migrate_cron_schedule_lag_seconds",
             "How late the newest slot of a scheduled job started (or is, if not yet started or "
             "not enqueued).",
-            labels=["job"],
+            labels=["cron_job"],
         )
         next_slot = GaugeMetricFamily(
             "migrate_cron_schedule_next_slot_timestamp_seconds",
             "Unix time of the next slot of a scheduled job (needs the registry).",
-            labels=["job"],
+            labels=["cron_job"],
+        )
+        leader = GaugeMetricFamily(
+            "migrate_cron_scheduler_leader",
+            "1 for the scheduler holding the leader lease (label holder: host:pid); absent when "
+            "no scheduler holds it.",
+            labels=["holder"],
+        )
+        lease_left = GaugeMetricFamily(
+            "migrate_cron_scheduler_lease_remaining_seconds",
+            "Seconds until the scheduler leader's lease expires; negative once expired (the "
+            "scheduler stopped renewing it). Absent if no scheduler ever ran.",
         )
         took_g = GaugeMetricFamily(
             "migrate_cron_scrape_query_seconds", "Time the status queries took for this scrape."
@@ -140,6 +160,11 @@ class QueueCollector(Collector):
                     lag.add_metric([s.job], s.lag)
                 if s is not None and s.next_slot is not None:
                     next_slot.add_metric([s.job], s.next_slot.timestamp())
+            if report.leader is not None:
+                holder, remaining = report.leader
+                lease_left.add_metric([], remaining)
+                if remaining > 0:
+                    leader.add_metric([holder], 1)
         yield from (
             up,
             jobs,
@@ -151,6 +176,8 @@ class QueueCollector(Collector):
             last_bad,
             lag,
             next_slot,
+            leader,
+            lease_left,
             took_g,
         )
 

@@ -90,8 +90,9 @@ def worker(
         int | None,
         typer.Option(
             "--metrics-port",
-            help="Serve this worker's own counters (notifications sent/failed/dropped) for "
-            "Prometheus on this port. Queue metrics: `migrate-cron metrics`.",
+            help="Serve this worker's own metrics for Prometheus on this port: runs by kind "
+            "and outcome, run time, running jobs, last contact with the queue, notifications. "
+            "Queue metrics: `migrate-cron metrics`.",
             show_default=False,
         ),
     ] = None,
@@ -126,11 +127,11 @@ def worker(
     store = open_store(database_url, table_prefix)
     log = WorkerLog(json_lines=json_logs)
     notifier = Notifier(reg.notify, reg.jobs, log.event, store.previous_outcome)
+    w = Worker(store, catalog, settings, log=log, notifier=notifier, metrics=notifier.registry)
     if metrics_port is not None:
         from prometheus_client import start_http_server
 
         start_http_server(metrics_port, registry=notifier.registry)
-    w = Worker(store, catalog, settings, log=log, notifier=notifier)
 
     bound = settings.grace + settings.kill_grace + SHUTDOWN_SLACK
 

@@ -6,7 +6,8 @@ oldest ready job, run-time percentiles per kind, scheduling lag, the next slot â
 which thresholds are breached. No I/O and no clock: ``now`` comes in with the facts, so every
 number is tested with known timestamps.
 
-Scheduling lag of a scheduled job is the worst of:
+Scheduling lag applies only to slots someone promised (``unpromised``: the scheduler's, or an
+``enqueue`` line's on a schedule). It is the worst of:
 - the slot after the newest recorded one is due but not recorded: ``now - that slot`` (the
   scheduler is down or behind; without this a dead scheduler would look perfectly on time);
 - the newest slot's job started: ``started_at - slot`` (how late the run began);
@@ -63,6 +64,8 @@ class StatusReport:
     kinds: tuple[KindReport, ...] = ()
     #: Paused kinds (and ``@scheduler``) â†’ who paused them (``migrate-cron pause``).
     paused: Mapping[str, str] = field(default_factory=dict)
+    #: The scheduler leader lease: (holder, seconds until it expires; negative once expired).
+    leader: tuple[str, float] | None = None
 
     @property
     def window(self) -> float:
@@ -152,6 +155,9 @@ def schedule_report(
         return base
     missed = slot_after(spec, slot.slot) if spec is not None else None
     lag, reason = scheduling_lag(slot, now, missed)
+    promise = unpromised(spec)
+    if promise is not None:  # nobody owes this job a slot: a late start is nobody's lag
+        lag, reason, missed = None, promise, None
     return ScheduleReport(
         job=name,
         expression=base.expression,
@@ -167,6 +173,23 @@ def schedule_report(
         missed_slot=missed if missed is not None and missed <= now else None,
         next_slot=nxt,
     )
+
+
+def unpromised(spec: JobSpec | None) -> str | None:
+    """Why no slot of this job is owed to anyone (so lag does not apply), or None if one is.
+
+    Slots are promised by the scheduler (``mode = "scheduler"``) and by a crontab ``enqueue``
+    line of a job with a schedule (``mode = "enqueue"``). A job still on cron, or one with no
+    schedule (run by hand, ``jobs run``, a retry), can start at any time without being late.
+    Without a registry there is no way to tell, and every recorded slot counts.
+    """
+    if spec is None:
+        return None
+    if spec.mode == "cron":
+        return "still on cron"
+    if not spec.schedule:
+        return "no schedule"
+    return None
 
 
 def scheduling_lag(

@@ -20,7 +20,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
-DEFAULT_LEASE_NAME = "migrate-cron-scheduler"
+from migrate_cron.store.leases import SCHEDULER_LEASE
+
+DEFAULT_LEASE_NAME = SCHEDULER_LEASE
 DEFAULT_TTL = 15.0
 
 

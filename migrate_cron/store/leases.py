@@ -58,6 +58,8 @@ class LeaseOps(StoreBase):
         return (row.holder, row.expires_at) if row else None
 
 
+#: The scheduler leader's lease (``scheduler/leader.py`` takes it; ``metrics`` reads it).
+SCHEDULER_LEASE = "migrate-cron-scheduler"
 #: The ``leases`` rows that pause a kind (``paused:KIND``) or the scheduler.
 PAUSE_PREFIX = "paused:"
 SCHEDULER_PAUSE = "@scheduler"

@@ -26,6 +26,7 @@ from __future__ import annotations
 import random
 import threading
 import time
+from collections.abc import Callable
 
 from migrate_cron.store import Store
 from migrate_cron.store.models import Job, JobState
@@ -49,8 +50,10 @@ class Heartbeat(threading.Thread):
         lease: float,
         reap_interval: float,
         outage_cap: float = 30.0,
+        on_contact: Callable[[], None] = lambda: None,
     ) -> None:
         super().__init__(name="migrate-cron-heartbeat", daemon=True)
+        self._on_contact = on_contact
         self._store = store
         self._worker_id = worker_id
         self._ledger = ledger
@@ -83,6 +86,7 @@ class Heartbeat(threading.Thread):
                     next_reap = now + self._reap_interval
                     self.reap()
                 self._outage.ok()
+                self._on_contact()
             except OUTAGE_ERRORS as exc:
                 self._outage.failed(exc)
             except Exception as exc:

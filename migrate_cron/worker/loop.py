@@ -31,6 +31,8 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from prometheus_client import CollectorRegistry
+
 from migrate_cron.store import Listener, Store
 from migrate_cron.store.leases import SCHEDULER_PAUSE
 from migrate_cron.store.models import Job
@@ -41,6 +43,7 @@ from migrate_cron.worker.finisher import Finisher
 from migrate_cron.worker.heartbeat import Fence, Heartbeat
 from migrate_cron.worker.inflight import Ledger, Slot
 from migrate_cron.worker.log import WorkerLog
+from migrate_cron.worker.metrics import WorkerMetrics
 from migrate_cron.worker.outage import OUTAGE_ERRORS, Outage
 from migrate_cron.worker.outcome import Outcome
 from migrate_cron.worker.settings import WorkerSettings
@@ -79,6 +82,7 @@ class Worker:
         log: WorkerLog | None = None,
         worker_id: str | None = None,
         notifier: Notifier | None = None,
+        metrics: CollectorRegistry | None = None,
     ) -> None:
         self.store = store
         self.notifier = notifier
@@ -87,6 +91,9 @@ class Worker:
         self.log = log or WorkerLog()
         self.worker_id = worker_id or make_worker_id()
         self.ledger = Ledger()
+        self.metrics = WorkerMetrics(
+            metrics or CollectorRegistry(), running=lambda: len(self.ledger.running())
+        )
         self._dispatch: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
         self._stopping = threading.Event()
         self._force = threading.Event()
@@ -112,6 +119,7 @@ class Worker:
             lease=settings.lease_seconds,
             reap_interval=settings.reap_interval,
             outage_cap=settings.outage_cap,
+            on_contact=self.metrics.contact,
         )
         self._fence = Fence(
             self.ledger,
@@ -219,6 +227,7 @@ class Worker:
                     paused,
                 )
                 outage.ok()
+                self.metrics.contact()
             except OUTAGE_ERRORS as exc:
                 self._stopping.wait(outage.failed(exc))
                 continue
@@ -311,6 +320,7 @@ class Worker:
             if not self.ledger.finished(job.id):
                 continue  # abandoned at shutdown and already released
             self.log.job_finish(job, outcome, duration)
+            self.metrics.finished(job.kind, outcome.status, duration)
             self._finisher.put(job.id, outcome)
             if self.notifier is not None:
                 self.notifier.job_finished(job, outcome, duration)

@@ -25,6 +25,7 @@ REGISTRY = """
 [jobs.every5]
 schedule = "*/5 * * * *"
 command = "true"
+mode = "scheduler"
 
 [jobs.email]
 command = "true"
@@ -134,6 +135,30 @@ def test_check_exits_1_naming_each_breached_threshold(env: dict[str, str], tmp_p
     assert [(b["threshold"], b["subject"], b["value"], b["limit"]) for b in data["breaches"]] == [
         ("max-failed", "sms", 2, 0)
     ]
+
+
+@pytest.mark.parametrize(
+    ("job", "reason"),
+    [
+        ('[jobs.every5]\nschedule = "*/5 * * * *"\ncommand = "true"\n', "still on cron"),
+        ('[jobs.every5]\ncommand = "true"\nmode = "enqueue"\n', "no schedule"),
+    ],
+    ids=["still-on-cron", "no-schedule"],
+)
+def test_lag_is_only_judged_on_slots_someone_promised(
+    env: dict[str, str], tmp_path: Path, job: str, reason: str
+) -> None:
+    """The same late slot: no page for a job still on cron (nobody enqueues its slots) or one
+    without a schedule (a manual run or retry may start at any time)."""
+    others = REGISTRY[REGISTRY.index("[jobs.email]") :]
+    (tmp_path / "migrate-cron.toml").write_text(job + "\n" + others)
+    result = run_cli("status", "--check", "--json", env=env, cwd=tmp_path)
+    data = json.loads(result.stdout)
+    assert [b["threshold"] for b in data["breaches"]] == ["max-age", "max-failed"]
+    result = run_cli("status", "--json", env=env, cwd=tmp_path)
+    every5 = {k["kind"]: k for k in json.loads(result.stdout)["kinds"]}["every5"]
+    assert every5["schedule"]["lag"] is None
+    assert every5["schedule"]["lag_reason"] == reason
 
 
 def test_explicit_registry_that_does_not_exist_is_an_error(

@@ -20,12 +20,7 @@ from aiosmtpd.controller import Controller
 
 from migrate_cron.store import Store
 from tests.conftest import run_cli
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from tests.worker.helpers import free_port
 
 
 class Inbox:

@@ -18,9 +18,9 @@ D = datetime(2026, 3, 2, tzinfo=UTC)
 NOW = D + timedelta(hours=12, minutes=3)
 
 SPECS = (
-    JobSpec(name="nightly", command="true", schedule="0 2 * * *"),
-    JobSpec(name="every5", command="true", schedule="*/5 * * * *"),
-    JobSpec(name="hourly-waiting", command="true", schedule="0 * * * *"),
+    JobSpec(name="nightly", command="true", schedule="0 2 * * *", mode="scheduler"),
+    JobSpec(name="every5", command="true", schedule="*/5 * * * *", mode="scheduler"),
+    JobSpec(name="hourly-waiting", command="true", schedule="0 * * * *", mode="scheduler"),
     JobSpec(name="queue-only", command="true"),
 )
 

@@ -13,6 +13,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from migrate_cron.metrics import metrics_registry
 from migrate_cron.store import Store, open_store
+from migrate_cron.store.leases import SCHEDULER_LEASE
 from tests.ops.helpers import EXPECTED, SPECS, build_timeline, clocked_store
 
 
@@ -52,6 +53,9 @@ def test_metrics_endpoint_reports_the_three_numbers_per_kind(
         with serving(store, 86400) as url:
             samples = scrape(url)
     assert value(samples, "migrate_cron_up") == 1
+    # `job` is Prometheus' own label (the scrape target): ours is `cron_job`.
+    labels = {key for _, pairs in samples for key, _ in pairs}
+    assert "job" not in labels and "cron_job" in labels
     for kind, want in EXPECTED.items():
         assert value(samples, "migrate_cron_failed_jobs", kind=kind) == want["failed"]
         assert value(samples, "migrate_cron_oldest_ready_age_seconds", kind=kind) == pytest.approx(
@@ -72,9 +76,8 @@ def test_metrics_endpoint_reports_the_three_numbers_per_kind(
             else:
                 assert got == pytest.approx(want[key], abs=1e-3)
         if want["schedule"] is not None:
-            assert value(samples, "migrate_cron_schedule_lag_seconds", job=kind) == pytest.approx(
-                want["schedule"]["lag"], abs=1e-3
-            )
+            lag = value(samples, "migrate_cron_schedule_lag_seconds", cron_job=kind)
+            assert lag == pytest.approx(want["schedule"]["lag"], abs=1e-3)
     assert value(samples, "migrate_cron_oldest_ready_age_seconds", kind="email") == pytest.approx(
         420
     )
@@ -92,3 +95,21 @@ def test_metrics_scrape_answers_up_0_when_the_database_is_gone(tmp_path: Any) ->
         store.dispose()
     assert value(samples, "migrate_cron_up") == 0
     assert not any(name == "migrate_cron_jobs" for name, _ in samples)
+
+
+def test_the_scheduler_leader_and_its_lease_are_exported(db_url: str, table_prefix: str) -> None:
+    with clocked_store(db_url, table_prefix) as (store, clock):
+        build_timeline(store, clock)
+        with serving(store, 86400) as url:
+            before = scrape(url)
+            assert store.acquire_lease(SCHEDULER_LEASE, "web1:4242:ab", 15)
+            held = scrape(url)
+            clock.advance(40)  # the leader stopped renewing
+            expired = scrape(url)
+    assert not any(name.startswith("migrate_cron_scheduler_") for name, _ in before)
+    assert value(held, "migrate_cron_scheduler_leader", holder="web1:4242:ab") == 1
+    assert value(held, "migrate_cron_scheduler_lease_remaining_seconds") == pytest.approx(15, abs=1)
+    assert not any(name == "migrate_cron_scheduler_leader" for name, _ in expired)
+    assert value(expired, "migrate_cron_scheduler_lease_remaining_seconds") == pytest.approx(
+        -25, abs=1
+    )

@@ -158,6 +158,15 @@ def kill_pids_from(*files: Path) -> None:
                         os.kill(int(word), signal.SIGKILL)
 
 
+def free_port() -> int:
+    """A TCP port nobody listens on right now (for a server the test starts next)."""
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
 def spawn_cli_worker(
     *args: str, cwd: Path, env: dict[str, str] | None = None
 ) -> tuple[subprocess.Popen[str], Path]:
