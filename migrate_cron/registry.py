@@ -9,7 +9,7 @@ Format (every key but the command/handler is optional)::
     timezone = "Europe/Berlin"
     max_attempts = 5
 
-    [jobs.export-invoices]
+    [jobs.invoices-export]
     schedule = "30 2 * * *"    # Vixie cron syntax or @macro; omit for queue-only kinds
     timezone = "Europe/Berlin" # IANA zone the schedule is read in (CRON_TZ)
     command = "php artisan invoices:export"   # run as SHELL -c command, like cron
@@ -35,9 +35,9 @@ Format (every key but the command/handler is optional)::
     [notify]                   # how mail leaves: smtp://HOST:PORT or smtps://… (auth from
     smtp = "smtp://mail:25"    # MIGRATE_CRON_SMTP_USER/_PASSWORD); default /usr/sbin/sendmail -t
     # handler = "myapp.jobs:export"   # instead of command: a Python callable
-    # [jobs.export-invoices.source]   # where the line came from (for migrate/rollback)
+    # [jobs.invoices-export.source]   # where the line came from (for migrate/rollback)
     # file = "/etc/cron.d/shop"; line = 12; text = "30 2 * * * www-data php …"; host = "web1"
-    # [jobs.export-invoices.migration]  # written by `migrate`, removed by `rollback`
+    # [jobs.invoices-export.migration]  # written by `migrate`, removed by `rollback`
     # previous_mode = "cron"; crontab = "/etc/cron.d/shop"; line = "30 2 * * * www-data /…"
     # switched_at = 2025-03-01T09:12:00Z; installed = false
 

@@ -45,8 +45,8 @@ HELP = (
     "code is 75 (EX_TEMPFAIL) so cron's mail tells you; the next enqueue that reaches the "
     "database replays the spool first (`spool list`, `spool flush` by hand).\n\n"
     "Examples:\n\n"
-    "  migrate-cron enqueue export-invoices\n\n"
-    "  migrate-cron enqueue export-invoices --slot 2026-03-01T02:30 --json"
+    "  migrate-cron enqueue invoices-export\n\n"
+    "  migrate-cron enqueue invoices-export --slot 2026-03-01T02:30 --json"
 )
 
 #: ``enqueue`` gives up on the database after this long, spools the slot and exits 75, whatever

@@ -216,7 +216,8 @@ def verify(
     database_url: DatabaseUrl = DEFAULT_DATABASE_URL,
     table_prefix: TablePrefix = "",
 ) -> None:
-    """Check a switch: same slots as cron, no second line running the command, queue runs.
+    """Check a switch: same slots as cron, no second line running the command, queue runs,
+    and (once switched) a scheduler leading in scheduler mode and a worker taking the jobs.
 
     Exit 1 when a check fails (the failing checks say what to do).
     """
@@ -234,6 +235,7 @@ def verify(
         days=days,
         now=SystemClock().now(),
         history=lambda since: _history(database_url, table_prefix, name, since),
+        live=lambda: _liveness(database_url, table_prefix, name),
     )
     if as_json:
         print_json(report.as_dict())
@@ -455,6 +457,27 @@ def _history(url: str, prefix: str, name: str, since):  # type: ignore[no-untype
         return store.kind_history([name], since)[name]
     finally:
         store.dispose()
+
+
+def _liveness(url: str, prefix: str, name: str):  # type: ignore[no-untyped-def]
+    from migrate_cron.cli.common import open_store
+    from migrate_cron.migration.verify import Liveness
+    from migrate_cron.store.leases import SCHEDULER_LEASE
+
+    store = open_store(url, prefix)
+    try:
+        now = store.db_now()
+        held = store.lease_holder(SCHEDULER_LEASE)
+        kinds = {k.kind: k for k in store.status(now, now).kinds}
+    finally:
+        store.dispose()
+    kind = kinds.get(name)
+    oldest = kind.oldest_ready_at if kind is not None else None
+    return Liveness(
+        leader=(held[0], (held[1] - now).total_seconds()) if held else None,
+        ready=kind.ready if kind is not None else 0,
+        oldest_ready_age=(now - oldest).total_seconds() if oldest is not None else None,
+    )
 
 
 def _histories(url: str, prefix: str, names):  # type: ignore[no-untyped-def]

@@ -12,6 +12,9 @@ Three checks, each ``ok``, ``fail``, ``waiting`` (nothing could have happened ye
 3. **queue** — since the switch, the job ran successfully in the queue: counts, last success,
    last error. A failed run on the shelf fails the check; so does a slot that came and went
    with no success.
+4. **alive** — what the switched job needs now: in scheduler mode, a scheduler holding the
+   leader lease; in both modes, no ready job of the kind waiting longer than a worker would
+   leave it (an "ok" right after ``--to scheduler`` with no scheduler running would be a lie).
 """
 
 from __future__ import annotations
@@ -74,8 +77,9 @@ def verify_job(
     history: Callable[[datetime], KindHistory],
     read: Callable[[Path, bytes | None], CrontabFile] | None = None,
     host_zone: str | None = None,
+    live: Callable[[], Liveness] | None = None,
 ) -> VerifyReport:
-    """Run the three checks; ``history(since)`` reads the queue (may raise)."""
+    """Run the checks; ``history(since)`` and ``live()`` read the queue (may raise)."""
     from migrate_cron.crontab.sources import load_crontab as read_crontab
     from migrate_cron.crontab.timezone import host_timezone
 
@@ -91,6 +95,8 @@ def verify_job(
     own = [o.path for o in origins if o.path is not None]
     checks.append(_dual(registry, spec, list(files) if files else own, origins, read))
     checks.append(_queue(spec, now, history))
+    if live is not None:
+        checks.append(_alive(spec, live))
     return VerifyReport(spec.name, spec.mode, tuple(checks))
 
 
@@ -393,6 +399,64 @@ def _queue(spec: JobSpec, now: datetime, history: Callable[[datetime], KindHisto
             "and mail)"
         )
     return Check("queue", title, FAIL, counts, tuple(details), data)
+
+
+# ------------------------------------------------------------------------ liveness
+#: Seconds a ready job of the kind may wait before verify says no worker takes it.
+STALLED_AFTER = 300.0
+
+
+@dataclass(frozen=True)
+class Liveness:
+    """What the queue shows of the processes a switched job needs: the scheduler leader's
+    lease (holder, seconds until it expires; negative once expired) and the kind's ready
+    jobs. No table lists idle workers, so a worker shows itself by taking ready jobs."""
+
+    leader: tuple[str, float] | None
+    ready: int
+    oldest_ready_age: float | None
+
+
+def _alive(spec: JobSpec, live: Callable[[], Liveness]) -> Check:
+    title = "a scheduler and a worker serve it"
+    if spec.mode == "cron" or spec.migration is None:
+        return Check("alive", title, SKIPPED, "not switched yet: cron still runs it")
+    try:
+        seen = live()
+    except MigrateCronError as exc:
+        return Check("alive", title, FAIL, f"cannot read the queue: {exc}")
+    problems: list[str] = []
+    fine: list[str] = []
+    if spec.mode == "scheduler":
+        if seen.leader is None:
+            problems.append(
+                "no scheduler holds the leader lease: nothing enqueues this job's slots; "
+                "start `migrate-cron scheduler` (docs/operating.md, Running it)"
+            )
+        elif seen.leader[1] <= 0:
+            problems.append(
+                f"the scheduler {seen.leader[0]} stopped renewing its lease "
+                f"{-seen.leader[1]:.0f}s ago: is it frozen or dead? A standby takes over "
+                "within its --lease-ttl; if none runs, start one"
+            )
+        else:
+            fine.append(f"scheduler {seen.leader[0]} leads")
+    age = seen.oldest_ready_age
+    if age is not None and age > STALLED_AFTER:
+        problems.append(
+            f"{seen.ready} ready job(s) of {spec.name} have waited {age:.0f}s: no worker takes "
+            f"them. Is `migrate-cron worker` running, with {spec.name} in its registry?"
+        )
+    else:
+        fine.append(f"{seen.ready} ready, none waiting over {STALLED_AFTER:.0f}s")
+    data = {
+        "leader": seen.leader[0] if seen.leader else None,
+        "ready": seen.ready,
+        "oldest_ready_age": age,
+    }
+    if problems:
+        return Check("alive", title, FAIL, problems[0], tuple(problems[1:]), data)
+    return Check("alive", title, OK, "; ".join(fine), (), data)
 
 
 def _first_slot_after(spec: JobSpec, since: datetime) -> datetime | None:

@@ -109,7 +109,7 @@ def test_the_journey_of_one_line(
         assert name in json.dumps(status)
         report = json.loads(run_cli("verify", name, "--json", env=env, cwd=tmp_path).stdout)
         assert report["ok"] is True
-        assert [c["status"] for c in report["checks"]] == ["ok", "ok", "ok"]
+        assert [c["status"] for c in report["checks"]] == ["ok", "ok", "ok", "ok"]
         assert report["checks"][2]["data"]["done"] == 1
         rows = json.loads(run_cli("migrations", "--json", env=env, cwd=tmp_path).stdout)
         row = next(r for r in rows if r["job"] == name)

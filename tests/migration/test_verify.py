@@ -1,11 +1,11 @@
-"""The queue check of verify, on plain values (no database)."""
+"""The queue and liveness checks of verify, on plain values (no database)."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
 from migrate_cron.errors import DatabaseUnavailable
-from migrate_cron.migration.verify import FAIL, OK, SKIPPED, WAITING, _queue
+from migrate_cron.migration.verify import FAIL, OK, SKIPPED, WAITING, Liveness, _alive, _queue
 from migrate_cron.registry import JobSpec, Migration
 from migrate_cron.store.models import KindHistory
 
@@ -54,3 +54,13 @@ def test_success_passes_and_shelved_failures_fail() -> None:
 def test_an_unreachable_database_is_a_failed_check() -> None:
     c = check(DatabaseUnavailable("cannot use the database"), SWITCH)
     assert c.status == FAIL and "cannot read the queue" in c.summary
+
+
+def test_alive_needs_a_renewing_scheduler_only_in_scheduler_mode() -> None:
+    expired = _alive(spec("scheduler"), lambda: Liveness(("s1:7:ab", -40.0), 0, None))
+    assert expired.status == FAIL and "stopped renewing its lease 40s ago" in expired.summary
+    # enqueue mode: cron's own line enqueues; no scheduler is needed.
+    assert _alive(spec("enqueue"), lambda: Liveness(None, 2, 30.0)).status == OK
+    assert _alive(spec("cron"), lambda: Liveness(None, 0, None)).status == SKIPPED
+    down = _alive(spec("enqueue"), lambda: (_ for _ in ()).throw(DatabaseUnavailable("down")))
+    assert down.status == FAIL and "cannot read the queue" in down.summary
