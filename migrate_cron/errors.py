@@ -33,4 +33,6 @@ class SchemaMissing(MigrateCronError):
 
 
 class UnknownJob(MigrateCronError):
-    """A job name that is not in the registry."""
+    """A job name that is not in the registry: a usage error (a typo, most of the time)."""
+
+    exit_code = 2

@@ -52,7 +52,7 @@ from __future__ import annotations
 import math
 import re
 import tomllib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -187,6 +187,24 @@ class JobSpec:
         return None
 
 
+#: Known names listed in an unknown-job error; more are counted, not listed.
+LISTED_NAMES = 8
+
+
+def unknown_job_message(name: str, path: str, known: Iterable[str]) -> str:
+    """One line: the closest names first ("did you mean"), then a few of the others."""
+    import difflib
+
+    names = sorted(known)
+    if not names:
+        return f"no job {name!r} in {path} (it has no jobs: `migrate-cron generate registry`)"
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    shown = ", ".join(names[:LISTED_NAMES])
+    more = f" and {len(names) - LISTED_NAMES} more" if len(names) > LISTED_NAMES else ""
+    return f"no job {name!r} in {path}{hint} (known jobs: {shown}{more})"
+
+
 @dataclass(frozen=True)
 class Registry:
     path: str
@@ -197,8 +215,7 @@ class Registry:
         try:
             return self.jobs[name]
         except KeyError:
-            known = ", ".join(sorted(self.jobs)) or "none"
-            raise UnknownJob(f"no job {name!r} in {self.path} (known jobs: {known})") from None
+            raise UnknownJob(unknown_job_message(name, self.path, self.jobs)) from None
 
     def __iter__(self) -> Iterator[JobSpec]:
         return iter(self.jobs.values())

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from migrate_cron.errors import ConfigError, UnknownJob, UsageError
-from migrate_cron.registry import Backoff, load_registry, parse_registry
+from migrate_cron.registry import Backoff, load_registry, parse_registry, unknown_job_message
 
 GOOD = """
 [defaults]
@@ -55,8 +55,19 @@ def test_loads_jobs_with_defaults_applied(tmp_path: Path) -> None:
 
 def test_unknown_job_lists_known_ones(tmp_path: Path) -> None:
     reg = load_registry(write(tmp_path, GOOD))
-    with pytest.raises(UnknownJob, match="export-invoices, send-mail"):
+    with pytest.raises(UnknownJob, match="export-invoices, send-mail") as raised:
         reg.get("nope")
+    assert "did you mean" not in str(raised.value) and raised.value.exit_code == 2
+    with pytest.raises(UnknownJob, match="did you mean 'export-invoices'"):
+        reg.get("export-invoice")
+
+
+def test_unknown_job_among_many_lists_a_few_and_counts_the_rest() -> None:
+    names = [f"report-{i:02d}" for i in range(21)] + ["import-orders"]
+    message = unknown_job_message("import-order", "r.toml", names)
+    assert "; did you mean 'import-orders'? (known jobs: " in message
+    assert "import-orders, report-00, report-01" in message and message.endswith("and 14 more)")
+    assert "report-20" not in message
 
 
 @pytest.mark.parametrize(

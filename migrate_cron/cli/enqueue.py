@@ -39,7 +39,7 @@ SpoolDir = Annotated[
 HELP = (
     "Enqueue the job for one slot, once: a second call for the same slot (another host, a "
     "retry) changes nothing. The enqueue-only producer a crontab line is rewritten to.\n\n"
-    "Prints `enqueued` or `already enqueued` (or nothing with --quiet); exits 0 both ways, 1 if "
+    "Prints `enqueued` or `already enqueued` (or nothing with --quiet); exits 0 both ways, 2 if "
     "the job is unknown. When the database cannot be reached (refused, timed out, stalled: "
     "25 s at most), the slot is written to the local spool, one line says so, and the exit "
     "code is 75 (EX_TEMPFAIL) so cron's mail tells you; the next enqueue that reaches the "

@@ -94,8 +94,9 @@ def test_unknown_job_and_bad_slots(tmp_path: Path, registry: Path) -> None:
         "MIGRATE_CRON_REGISTRY": str(registry),
     }
     unknown = run_cli("enqueue", "nightlyy", env=env)
-    assert unknown.returncode == 1
-    assert "no job 'nightlyy'" in unknown.stderr and "adhoc, nightly" in unknown.stderr
+    assert unknown.returncode == 2  # a usage error, with the likely name
+    assert "no job 'nightlyy'" in unknown.stderr and "did you mean 'nightly'?" in unknown.stderr
+    assert "adhoc, nightly" in unknown.stderr
     assert "Traceback" not in unknown.stderr
 
     bad = run_cli("enqueue", "nightly", "--slot", "yesterday", env=env)

@@ -110,7 +110,7 @@ def test_generate_registry_merges_and_never_renames(
 def test_refusals_say_what_to_do(tmp_path: Path, project: dict[str, str]) -> None:
     write(tmp_path / "c", "30 2 * * * /opt/bin/export-invoices\n")
     cli(project, tmp_path, "generate", "registry", "c")
-    unknown = cli(project, tmp_path, "migrate", "nope", code=1)
+    unknown = cli(project, tmp_path, "migrate", "nope", code=2)
     assert "known jobs: export-invoices" in unknown.stderr
     no_tables = cli(project, tmp_path, "migrate", "export-invoices", code=1)
     assert "db upgrade" in no_tables.stderr and "nothing was changed" in no_tables.stderr

@@ -221,7 +221,7 @@ def test_simulate_prints_what_each_policy_does_without_a_database(registry: Path
 
 def test_simulate_errors(registry: Path) -> None:
     env = {"MIGRATE_CRON_REGISTRY": str(registry)}
-    assert run_cli("simulate", "nope", env=env).returncode == 1
+    assert run_cli("simulate", "nope", env=env).returncode == 2
     no_schedule = run_cli("simulate", "adhoc", env=env)
     assert no_schedule.returncode == 2 and "without a schedule" in no_schedule.stderr
     backwards = run_cli("simulate", "--down", "2026-01-02..2026-01-01", env=env)
