@@ -68,6 +68,7 @@ def list_jobs(
     from rich.table import Table
 
     from migrate_cron.cli.common import stdout_console
+    from migrate_cron.cli.render.fit import FitOrStack
 
     table = Table()
     for name in ("id", "kind", "state", "attempts", "run_at", "finished_at", "last error"):
@@ -82,7 +83,7 @@ def list_jobs(
             _at(j.finished_at),
             _first_line(j.last_error),
         )
-    stdout_console().print(table)
+    stdout_console().print(FitOrStack(table))
     if not jobs:
         from migrate_cron.cli.common import info
 

@@ -517,6 +517,8 @@ def _print_progress(rows) -> None:  # type: ignore[no-untyped-def]
     from rich.markup import escape
     from rich.table import Table
 
+    from migrate_cron.cli.render.fit import FitOrStack
+
     table = Table(box=None, pad_edge=False, padding=(0, 2, 0, 0), header_style="bold")
     for col in ("job", "mode", "line", "last success", "runs since switch"):
         table.add_column(col, no_wrap=True)
@@ -530,7 +532,7 @@ def _print_progress(rows) -> None:  # type: ignore[no-untyped-def]
             r.runs_text,
             escape(r.next_step),
         )
-    _console().print(table)
+    _console().print(FitOrStack(table))
 
 
 for _command in (migrate, rollback, verify, migrations):

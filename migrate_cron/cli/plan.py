@@ -97,6 +97,8 @@ def _render_table(rows: list[PlanRow]) -> None:
     from rich.markup import escape
     from rich.table import Table
 
+    from migrate_cron.cli.render.fit import FitOrStack
+
     console = Console() if sys.stdout.isatty() else Console(width=160)
     if not rows:
         console.print("no job lines to plan")
@@ -121,7 +123,7 @@ def _render_table(rows: list[PlanRow]) -> None:
                 escape(r.schedule),
                 why,
             )
-        console.print(table)
+        console.print(FitOrStack(table))
         console.print()
     first = next((r for r in rows if r.step < 4), None)
     if first is not None:

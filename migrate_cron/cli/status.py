@@ -210,6 +210,7 @@ def render(report: StatusReport) -> RenderableType:
     from rich.table import Table
     from rich.text import Text
 
+    from migrate_cron.cli.render.fit import FitOrStack
     from migrate_cron.ops.durations import format_duration as fd
 
     win = fd(report.window)
@@ -251,7 +252,7 @@ def render(report: StatusReport) -> RenderableType:
         )
     if not report.kinds:
         kinds.add_row("(no jobs)", *[""] * 12)
-    parts: list[RenderableType] = [kinds]
+    parts: list[RenderableType] = [FitOrStack(kinds)]
     if report.paused:
         from migrate_cron.store.leases import SCHEDULER_PAUSE
 
@@ -263,7 +264,7 @@ def render(report: StatusReport) -> RenderableType:
         parts.append(Text("\n".join(lines), style="yellow"))
     scheduled = [k.schedule for k in report.kinds if k.schedule is not None]
     if not scheduled:
-        return Group(*parts) if len(parts) > 1 else kinds
+        return Group(*parts) if len(parts) > 1 else parts[0]
     sched = Table(title="scheduled jobs", title_justify="left")
     for name in ("job", "schedule", "last slot", "outcome", "run", "lag", "next slot"):
         sched.add_column(name, no_wrap=name != "schedule")
@@ -277,7 +278,7 @@ def render(report: StatusReport) -> RenderableType:
             f"{fd(s.lag)} ({s.lag_reason})" if s.lag is not None else (s.lag_reason or "-"),
             _at(s.next_slot),
         )
-    return Group(*parts, sched)
+    return Group(*parts, FitOrStack(sched))
 
 
 def _ago(now: datetime, when: datetime | None) -> str:
