@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -81,15 +82,24 @@ def stdout_console() -> Console:
     return Console(soft_wrap=not sys.stdout.isatty())
 
 
-def print_json(data: Any) -> None:
-    """Write one JSON document to stdout (datetimes as ISO 8601)."""
-    sys.stdout.write(json.dumps(data, indent=2, default=_json_default, ensure_ascii=False))
+#: The version of every ``--json`` document's shape (docs/json.md); bumped on a breaking change.
+JSON_SCHEMA_VERSION = 1
+
+
+def print_json(data: Mapping[str, Any]) -> None:
+    """Write one JSON document to stdout: always an object that starts with
+    ``schema_version`` (a script can check it, and a list could not grow a field), times in
+    RFC 3339 UTC with ``Z``."""
+    document = {"schema_version": JSON_SCHEMA_VERSION, **data}
+    sys.stdout.write(json.dumps(document, indent=2, default=_json_default, ensure_ascii=False))
     sys.stdout.write("\n")
 
 
 def _json_default(value: Any) -> Any:
-    from datetime import date, datetime, timedelta
+    from datetime import UTC, date, datetime, timedelta
 
+    if isinstance(value, datetime) and value.tzinfo is not None:
+        return value.astimezone(UTC).isoformat().replace("+00:00", "Z")
     if isinstance(value, datetime | date):
         return value.isoformat()
     if isinstance(value, timedelta):

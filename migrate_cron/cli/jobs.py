@@ -63,7 +63,7 @@ def list_jobs(
     if as_json:
         from migrate_cron.cli.common import print_json
 
-        print_json([_job_dict(j) for j in jobs])
+        print_json({"jobs": [_job_dict(j) for j in jobs]})
         return
     from rich.table import Table
 

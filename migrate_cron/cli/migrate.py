@@ -261,7 +261,7 @@ def migrations(
     if db_error:
         info(f"[yellow]note:[/yellow] no queue numbers: {db_error}")
     if as_json:
-        print_json([r.as_dict() for r in rows])
+        print_json({"jobs": [r.as_dict() for r in rows]})
         return
     _print_progress(rows)
 

@@ -65,7 +65,7 @@ def plan(
     if as_json:
         from migrate_cron.cli.common import print_json
 
-        print_json([r.as_dict() for r in rows])
+        print_json({"plan": [r.as_dict() for r in rows]})
     elif markdown:
         sys.stdout.write(render_markdown(rows))
     else:

@@ -422,18 +422,20 @@ def _print_events(events: Sequence[RunEvent], zones: dict[str, str], as_json: bo
         from migrate_cron.cli.common import print_json
 
         print_json(
-            [
-                {
-                    "job": e.job,
-                    "slot": e.slot,
-                    "slot_local": _local(e.slot, zones[e.job]),
-                    "action": e.action,
-                    "reason": e.reason,
-                    "created": e.created,
-                    "job_id": e.job_id,
-                }
-                for e in events
-            ]
+            {
+                "events": [
+                    {
+                        "job": e.job,
+                        "slot": e.slot,
+                        "slot_local": _local(e.slot, zones[e.job]),
+                        "action": e.action,
+                        "reason": e.reason,
+                        "created": e.created,
+                        "job_id": e.job_id,
+                    }
+                    for e in events
+                ]
+            }
         )
         return
     rows = [

@@ -35,7 +35,6 @@ def spool_list(spool_dir: SpoolDir = None, as_json: JsonFlag = False) -> None:
     if as_json:
         print_json(
             {
-                "schema_version": 1,
                 "spool": str(spool.directory),
                 "count": len(entries),
                 "slots": [e.as_json() for e in entries],
@@ -84,6 +83,6 @@ def spool_flush(
     finally:
         store.dispose()
     if as_json:
-        print_json({"schema_version": 1, "flushed": [e.as_json() for e in flushed]})
+        print_json({"flushed": [e.as_json() for e in flushed]})
     else:
         info(f"enqueued {len(flushed)} spooled slot(s) from {spool.directory}")

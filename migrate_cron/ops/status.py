@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from migrate_cron.ops.durations import format_duration
@@ -327,4 +327,4 @@ def _fields(value: Any) -> Mapping[str, Any]:
 
 
 def _iso(value: datetime | None) -> str | None:
-    return value.isoformat() if value is not None else None
+    return value.astimezone(UTC).isoformat().replace("+00:00", "Z") if value is not None else None

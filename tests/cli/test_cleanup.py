@@ -54,6 +54,7 @@ def test_cleanup_removes_old_rows_and_keeps_the_newest_slot(
         result = run_cli("cleanup", "--json", "--batch", "2", env=env, cwd=tmp_path)
         assert result.returncode == 0, result.stderr
         assert json.loads(result.stdout) == {
+            "schema_version": 1,
             "done": 3,
             "failed": 1,
             "cancelled": 1,
@@ -75,6 +76,7 @@ def test_cleanup_removes_old_rows_and_keeps_the_newest_slot(
         args = ("--done-older-than", "never", "--failed-older-than", "2d", "--json")
         result = run_cli("cleanup", *args, env=env, cwd=tmp_path)
         assert json.loads(result.stdout) == {
+            "schema_version": 1,
             "done": 0,
             "failed": 1,
             "cancelled": 1,

@@ -62,7 +62,7 @@ def test_json_and_explicit_slot_read_in_the_job_timezone(env: dict[str, str], st
     assert res.returncode == 0, res.stderr
     data = json.loads(res.stdout)
     assert data["outcome"] == "enqueued" and data["created"] is True
-    assert data["slot"] == "2026-03-29T01:00:00+00:00"
+    assert data["slot"] == "2026-03-29T01:00:00Z"
     assert data["slot_local"] == "2026-03-29T03:00:00+02:00"
     (job,) = store.list_jobs(kind="nightly")
     assert data["job_id"] == job.id

@@ -67,7 +67,7 @@ def test_retry_all_failed_then_a_worker_run_finishes_them(
     assert {store.get(i).state for i in ids} == {"done"}  # type: ignore[union-attr]
 
     rc, out, err = cli("jobs", "retry", "--all-failed", "--yes", "--json", env=env, cwd=tmp_path)
-    assert rc == 0 and json.loads(out) == {"retried": 0, "skipped": 0}
+    assert rc == 0 and json.loads(out) == {"schema_version": 1, "retried": 0, "skipped": 0}
 
 
 def test_retry_by_kind_and_by_id(store: Store, env: dict[str, str], tmp_path: Path) -> None:
@@ -90,7 +90,7 @@ def test_retry_by_kind_and_by_id(store: Store, env: dict[str, str], tmp_path: Pa
         cwd=tmp_path,
     )
     assert rc == 0, err
-    assert json.loads(out) == {"retried": 1, "skipped": 2}
+    assert json.loads(out) == {"schema_version": 1, "retried": 1, "skipped": 2}
     assert "2 of the given ids were skipped" in err
 
     rc, out, err = cli("jobs", "retry", "424242", "--yes", env=env, cwd=tmp_path)
@@ -127,11 +127,11 @@ def test_list_and_show(store: Store, env: dict[str, str], tmp_path: Path) -> Non
 
     rc, out, err = cli("jobs", "list", "--state", "failed", "--json", env=env, cwd=tmp_path)
     assert rc == 0, err
-    assert [j["id"] for j in json.loads(out)] == [fid]
+    assert [j["id"] for j in json.loads(out)["jobs"]] == [fid]
     rc, out, err = cli(
         "jobs", "list", "--kind", "other", "--limit", "5", "--json", env=env, cwd=tmp_path
     )
-    assert [(j["id"], j["state"]) for j in json.loads(out)] == [(open_id, "open")]
+    assert [(j["id"], j["state"]) for j in json.loads(out)["jobs"]] == [(open_id, "open")]
     rc, out, err = cli("jobs", "list", env=env, cwd=tmp_path)
     assert rc == 0 and "flaky" in out and "other" in out and "exit 1" in out
 

@@ -214,7 +214,7 @@ def test_migrations_without_a_database_still_lists_jobs(
     cli(project, tmp_path, "migrate", "sync-payments", "--to", "scheduler", "--format", "user")
     env = {**project, "MIGRATE_CRON_DATABASE_URL": "postgresql://nobody@127.0.0.1:1/x"}
     proc = cli(env, tmp_path, "migrations", "--json")
-    rows = {r["job"]: r for r in json.loads(proc.stdout)}
+    rows = {r["job"]: r for r in json.loads(proc.stdout)["jobs"]}
     assert rows["sync-payments"]["mode"] == "scheduler" and rows["backup"]["mode"] == "cron"
     assert "no queue numbers" in proc.stderr
     assert (tmp_path / "c").read_text().startswith("#[migrate-cron scheduler sync-payments] */5")

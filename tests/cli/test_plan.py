@@ -28,7 +28,7 @@ def test_plan_orders_by_pain_and_says_why(tmp_path: Path) -> None:
 
 def test_plan_json_and_markdown(tmp_path: Path) -> None:
     _copy(tmp_path)
-    items = json.loads(run_cli("plan", "shop.crontab", "--json", cwd=tmp_path).stdout)
+    items = json.loads(run_cli("plan", "shop.crontab", "--json", cwd=tmp_path).stdout)["plan"]
     assert [i["order"] for i in items] == list(range(1, len(items) + 1))
     first = items[0]
     assert first["step"] == 1 and first["next"].startswith("migrate-cron migrate ")
@@ -42,7 +42,7 @@ def test_plan_uses_the_registry_names(tmp_path: Path) -> None:
     assert run_cli("generate", "registry", "shop.crontab", cwd=tmp_path).returncode == 0
     registry = tmp_path / "migrate-cron.toml"
     registry.write_text(registry.read_text().replace("[jobs.invoices-export", "[jobs.datev"))
-    items = json.loads(run_cli("plan", "shop.crontab", "--json", cwd=tmp_path).stdout)
+    items = json.loads(run_cli("plan", "shop.crontab", "--json", cwd=tmp_path).stdout)["plan"]
     row = next(i for i in items if i["name"] == "invoices-export")
     assert row["registry_name"] == "datev" and "migrate datev" in row["next"]
 

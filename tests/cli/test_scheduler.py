@@ -59,13 +59,16 @@ def env(db_url: str, table_prefix: str, registry: Path, store: Store) -> dict[st
 def test_once_at_an_injected_time_applies_each_policy(env: dict[str, str], store: Store) -> None:
     first = run_cli("scheduler", "--once", "--now", "2026-03-29T00:00:05Z", "--json", env=env)
     assert first.returncode == 0, first.stderr
-    assert [(e["job"], e["reason"]) for e in json.loads(first.stdout)] == [("hourly", "on-time")]
+    assert [(e["job"], e["reason"]) for e in json.loads(first.stdout)["events"]] == [
+        ("hourly", "on-time")
+    ]
     # Down until 04:10: hourly backfills two (cap), records 01:00 and 02:00 skipped... and
     # nightly (02:30 Berlin = the 03:00 CEST jump, 01:00 UTC) runs once.
     later = run_cli("scheduler", "--once", "--now", "2026-03-29T04:10Z", "--json", env=env)
     assert later.returncode == 0, later.stderr
     events = [
-        (e["job"], e["slot"][11:16], e["action"], e["reason"]) for e in json.loads(later.stdout)
+        (e["job"], e["slot"][11:16], e["action"], e["reason"])
+        for e in json.loads(later.stdout)["events"]
     ]
     assert events == [
         ("hourly", "01:00", "skip", "over-cap"),
@@ -100,7 +103,7 @@ def test_all_takes_every_scheduled_job(env: dict[str, str], store: Store) -> Non
         "scheduler", "--once", "--all", "--now", "2026-06-01T10:15:02Z", "--json", env=env
     )
     assert res.returncode == 0, res.stderr
-    assert [e["job"] for e in json.loads(res.stdout)] == ["legacy"]
+    assert [e["job"] for e in json.loads(res.stdout)["events"]] == ["legacy"]
 
 
 def test_sigterm_finishes_gives_up_the_lease_and_exits_0(env: dict[str, str], store: Store) -> None:

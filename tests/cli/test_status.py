@@ -19,7 +19,7 @@ import pytest
 from migrate_cron.clock import FakeClock
 from migrate_cron.store import Store
 from tests.conftest import cli_path, run_cli
-from tests.ops.helpers import clocked_store
+from tests.ops.helpers import clocked_store, iso
 
 REGISTRY = """
 [jobs.every5]
@@ -95,9 +95,9 @@ def test_status_json_reports_counts_ages_percentiles_and_lag(
     sched = kinds["every5"]["schedule"]
     slot = datetime.fromisoformat(sched["last_slot"])
     assert sched["expression"] == "*/5 * * * *"
-    assert sched["started_at"] == (slot + timedelta(seconds=7)).isoformat()
+    assert sched["started_at"] == iso(slot + timedelta(seconds=7))
     assert sched["lag_reason"] == "next slot not enqueued"
-    assert sched["missed_slot"] == (slot + timedelta(minutes=5)).isoformat()
+    assert sched["missed_slot"] == iso(slot + timedelta(minutes=5))
     # now - (slot + 5 min), with slot = floor5(now) - 15 min: between 10 and 15 minutes.
     assert 600 <= sched["lag"] <= 900 + elapsed
     assert datetime.fromisoformat(sched["next_slot"]) > started

@@ -44,7 +44,9 @@ def test_the_journey_of_one_line(
     try:
         # 1. analyze, 2. plan: the hand-over poller first, the framework scheduler left alone
         assert "orders-push-erp" in cli("analyze", "shop.crontab")
-        plan = json.loads(run_cli("plan", "shop.crontab", "--json", env=env, cwd=tmp_path).stdout)
+        plan = json.loads(run_cli("plan", "shop.crontab", "--json", env=env, cwd=tmp_path).stdout)[
+            "plan"
+        ]
         assert [p["step"] for p in plan] == sorted(p["step"] for p in plan)
         first = plan[0]
         assert first["step"] == 1 and first["line"] == 12 and first["name"] == "orders-push-erp"
@@ -111,7 +113,7 @@ def test_the_journey_of_one_line(
         assert report["ok"] is True
         assert [c["status"] for c in report["checks"]] == ["ok", "ok", "ok", "ok"]
         assert report["checks"][2]["data"]["done"] == 1
-        rows = json.loads(run_cli("migrations", "--json", env=env, cwd=tmp_path).stdout)
+        rows = json.loads(run_cli("migrations", "--json", env=env, cwd=tmp_path).stdout)["jobs"]
         row = next(r for r in rows if r["job"] == name)
         assert row["mode"] == "enqueue" and row["done"] == 1 and row["failed"] == 0
         assert next(r for r in rows if r["job"] == "schedule-run")["next_step"].startswith(

@@ -115,7 +115,8 @@ def build_timeline(store: Store, clock: FakeClock) -> None:
 
 
 def iso(dt: datetime) -> str:
-    return dt.isoformat()
+    """A time as every ``--json`` document writes it: RFC 3339, UTC, ``Z``."""
+    return dt.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 # Every number `status --json` reports for the timeline, read at NOW with --since 24h.

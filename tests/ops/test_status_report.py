@@ -153,7 +153,7 @@ def test_registry_jobs_without_rows_are_listed_with_zeros() -> None:
     assert [k["kind"] for k in data["kinds"]] == ["nightly", "q"]
     nightly = data["kinds"][0]
     assert nightly["ready"] == 0 and nightly["oldest_ready_age"] is None
-    assert nightly["schedule"]["next_slot"] == "2026-05-02T02:00:00+00:00"
+    assert nightly["schedule"]["next_slot"] == "2026-05-02T02:00:00Z"
     assert nightly["schedule"]["last_slot"] is None and nightly["schedule"]["lag"] is None
     assert data["kinds"][1]["schedule"] is None
     assert data["window_seconds"] == 86400

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 
 from migrate_cron.ops.status import Thresholds, build_report, check, report_to_dict
-from tests.ops.helpers import EXPECTED, NOW, SPECS, build_timeline, clocked_store
+from tests.ops.helpers import EXPECTED, NOW, SPECS, build_timeline, clocked_store, iso
 
 
 def _compare(actual: dict[str, object], expected: dict[str, object]) -> None:
@@ -29,8 +29,8 @@ def test_status_reports_every_number(db_url: str, table_prefix: str) -> None:
         build_timeline(store, clock)
         status = store.status(since=NOW - timedelta(hours=24))
         data = report_to_dict(build_report(status, SPECS))
-    assert data["now"] == NOW.isoformat()
-    assert data["since"] == (NOW - timedelta(hours=24)).isoformat()
+    assert data["now"] == iso(NOW)
+    assert data["since"] == iso(NOW - timedelta(hours=24))
     assert [k["kind"] for k in data["kinds"]] == sorted(EXPECTED)
     for kind in data["kinds"]:
         _compare(kind, EXPECTED[kind["kind"]])
