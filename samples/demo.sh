@@ -61,7 +61,7 @@ chapter "2. Plan: by pain, not by effort"
 run migrate-cron plan shop.crontab
 FIRST=$(migrate-cron plan shop.crontab --json | "$PY" -c '
 import json, sys
-print(next(r["name"] for r in json.load(sys.stdin) if r["step"] < 4))')
+print(next(r["name"] for r in json.load(sys.stdin)["plan"] if r["step"] < 4))')
 say "The first job to move is $FIRST."
 
 chapter "3. The registry (migrate-cron.toml) and the Alembic revision"
