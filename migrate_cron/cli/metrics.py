@@ -23,7 +23,8 @@ def metrics(
         str, typer.Option("--host", help="Address to listen on (0.0.0.0 for all interfaces).")
     ] = "127.0.0.1",
     window: Annotated[
-        str, typer.Option("--window", help="Window for done counts and durations (e.g. 1h).")
+        str,
+        typer.Option("--window", "--since", help="Window for done counts and durations (e.g. 1h)."),
     ] = "1h",
     registry: OptionalRegistry = None,
     database_url: DatabaseUrl = DEFAULT_DATABASE_URL,

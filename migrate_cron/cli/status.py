@@ -28,7 +28,12 @@ if TYPE_CHECKING:
     from migrate_cron.store import Store
 
 Since = Annotated[
-    str, typer.Option("--since", help="Window for done counts and durations (e.g. 1h, 24h, 7d).")
+    str,
+    typer.Option(
+        "--since",
+        "--window",
+        help="Window for done counts and durations (e.g. 1h, 24h, 7d).",
+    ),
 ]
 
 

@@ -39,6 +39,7 @@ def worker(
         str | None,
         typer.Option(
             "--kinds",
+            "--kind",
             help="Only these kinds, comma-separated (default: every kind this worker can run: "
             "the registry's jobs and the imported @handlers).",
         ),

@@ -237,3 +237,11 @@ def test_watch_refreshes_in_place_until_ctrl_c(env: dict[str, str], tmp_path: Pa
     text = seen.decode(errors="replace")
     assert "email" in text and "every5" in text
     assert "\x1b[2K" in text or "\x1b[1A" in text  # redrawn in place, not appended
+
+
+def test_window_is_spelled_the_same_as_metrics(env: dict[str, str], tmp_path: Path) -> None:
+    """`status --since` and `metrics --window` name one idea: each takes both spellings."""
+    since = json.loads(run_cli("status", "--json", "--since", "24h", env=env, cwd=tmp_path).stdout)
+    window = run_cli("status", "--json", "--window", "24h", env=env, cwd=tmp_path)
+    assert window.returncode == 0, window.stderr
+    assert json.loads(window.stdout)["window_seconds"] == since["window_seconds"] == 86400
