@@ -66,8 +66,11 @@ COMMAND_MODULES = (
 def _register() -> None:
     import importlib
 
+    from migrate_cron.cli.examples import add_examples
+
     for name in COMMAND_MODULES:
         importlib.import_module(f"migrate_cron.cli.{name}").register(app)
+    add_examples(app)
 
 
 _register()

@@ -1,0 +1,78 @@
+"""Examples shown at the end of every command's ``--help`` (Typer's ``epilog``).
+
+Kept in one table rather than in each command module so that every command has them and a
+test can check that none is missing; the names are the ones ``generate registry`` gives the
+lines of ``samples/shop.crontab``, so each example can be pasted into the demo's directory.
+"""
+
+from __future__ import annotations
+
+import typer
+
+EXAMPLES: dict[str, tuple[str, ...]] = {
+    "analyze": (
+        "migrate-cron analyze /etc/crontab /etc/cron.d/*",
+        "migrate-cron analyze web1:crontab-web1 web2:crontab-web2 --json > report.json",
+        "crontab -l | migrate-cron analyze -",
+    ),
+    "explain": (
+        'migrate-cron explain "30 2 * * 1-5" --tz Europe/Berlin',
+        'migrate-cron explain "*/5 * * * *" --next 10 --json',
+    ),
+    "plan": ("migrate-cron plan shop.crontab", "migrate-cron plan shop.crontab --json"),
+    "generate registry": (
+        "migrate-cron generate registry shop.crontab",
+        "migrate-cron generate registry web1:/etc/cron.d/shop web2:/etc/cron.d/shop",
+    ),
+    "generate migration": (
+        "migrate-cron generate migration",
+        "migrate-cron generate migration --sql --dialect postgresql",
+    ),
+    "db upgrade": ("migrate-cron db upgrade",),
+    "db downgrade": ("migrate-cron db downgrade base",),
+    "db current": ("migrate-cron db current --json",),
+    "migrate": (
+        "migrate-cron migrate invoices-export --to enqueue --dry-run",
+        "migrate-cron migrate invoices-export --to scheduler",
+    ),
+    "rollback": ("migrate-cron rollback invoices-export",),
+    "verify": ("migrate-cron verify invoices-export", "migrate-cron verify invoices-export --json"),
+    "migrations": ("migrate-cron migrations", "migrate-cron migrations --json"),
+    "worker": (
+        "migrate-cron worker",
+        "migrate-cron worker --concurrency 4 --grace 60 --metrics-port 9465",
+        "migrate-cron worker --kind invoices-export --once",
+    ),
+    "scheduler": ("migrate-cron scheduler", "migrate-cron scheduler --once --json"),
+    "simulate": (
+        "migrate-cron simulate invoices-export --down 2026-03-01T00:00..2026-03-01T06:00",
+    ),
+    "status": (
+        "migrate-cron status",
+        "migrate-cron status --check --max-age 10m",
+        "migrate-cron status --json --window 24h",
+    ),
+    "jobs list": (
+        "migrate-cron jobs list --state failed",
+        "migrate-cron jobs list --kind invoices-export --json",
+    ),
+    "jobs show": ("migrate-cron jobs show 42", "migrate-cron jobs show 42 --tail 200"),
+    "jobs retry": ("migrate-cron jobs retry 42", "migrate-cron jobs retry --kind invoices-export"),
+    "cleanup": (
+        "migrate-cron cleanup --done-older-than 7d --failed-older-than 90d",
+        "migrate-cron cleanup --done-older-than 30d --json",
+    ),
+    "metrics": ("migrate-cron metrics --port 9464", "migrate-cron metrics --window 1h"),
+}
+
+
+def add_examples(app: typer.Typer, prefix: str = "") -> None:
+    """Give every registered command without an epilog its examples (sub-groups included)."""
+    for info in app.registered_commands:
+        name = info.name or (info.callback.__name__ if info.callback else "")
+        lines = EXAMPLES.get(f"{prefix}{name}")
+        if lines and not info.epilog:
+            info.epilog = "Examples:\n\n" + "\n\n".join(f"  {line}" for line in lines)
+    for group in app.registered_groups:
+        if group.typer_instance is not None and group.name:
+            add_examples(group.typer_instance, f"{prefix}{group.name} ")
