@@ -8,11 +8,13 @@ import sys
 import typer
 
 from migrate_cron import __version__
+from migrate_cron.cli.help_text import JourneyGroup
 from migrate_cron.config import mask_url
 from migrate_cron.errors import MigrateCronError
 
 app = typer.Typer(
     name="migrate-cron",
+    cls=JourneyGroup,
     help=(
         "Move a legacy crontab, one line at a time, onto a reliable job queue in the "
         "database you already run (SQLite, PostgreSQL, MySQL/MariaDB)."
@@ -66,11 +68,11 @@ COMMAND_MODULES = (
 def _register() -> None:
     import importlib
 
-    from migrate_cron.cli.examples import add_examples
+    from migrate_cron.cli.help_text import add_help
 
     for name in COMMAND_MODULES:
         importlib.import_module(f"migrate_cron.cli.{name}").register(app)
-    add_examples(app)
+    add_help(app)
 
 
 _register()

@@ -1,4 +1,5 @@
-"""Examples shown at the end of every command's ``--help`` (Typer's ``epilog``).
+"""What ``--help`` adds to each command: examples at the end (Typer's ``epilog``) and the
+panel it is listed under in ``migrate-cron --help`` (the journey's order, not A to Z).
 
 Kept in one table rather than in each command module so that every command has them and a
 test can check that none is missing; the names are the ones ``generate registry`` gives the
@@ -7,7 +8,10 @@ lines of ``samples/shop.crontab``, so each example can be pasted into the demo's
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
+from typer.core import TyperGroup
 
 EXAMPLES: dict[str, tuple[str, ...]] = {
     "analyze": (
@@ -66,13 +70,38 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
 }
 
 
-def add_examples(app: typer.Typer, prefix: str = "") -> None:
-    """Give every registered command without an epilog its examples (sub-groups included)."""
+#: ``migrate-cron --help`` lists commands under these panels, in this order: the journey.
+PANELS: dict[str, tuple[str, ...]] = {
+    "1. Read and plan": ("analyze", "explain", "plan"),
+    "2. Set up": ("generate", "db"),
+    "3. Move one line": ("migrate", "verify", "rollback", "migrations"),
+    "4. Run": ("enqueue", "worker", "scheduler", "simulate", "spool"),
+    "5. Operate": ("status", "jobs", "pause", "resume", "cleanup", "metrics"),
+}
+
+
+def add_help(app: typer.Typer, prefix: str = "") -> None:
+    """Give every registered command its examples (unless it has its own) and its panel."""
+    panel_of = {cmd: panel for panel, cmds in PANELS.items() for cmd in cmds}
     for info in app.registered_commands:
         name = info.name or (info.callback.__name__ if info.callback else "")
         lines = EXAMPLES.get(f"{prefix}{name}")
         if lines and not info.epilog:
             info.epilog = "Examples:\n\n" + "\n\n".join(f"  {line}" for line in lines)
+        if not prefix:
+            info.rich_help_panel = panel_of.get(name, info.rich_help_panel)
     for group in app.registered_groups:
         if group.typer_instance is not None and group.name:
-            add_examples(group.typer_instance, f"{prefix}{group.name} ")
+            if not prefix:
+                group.rich_help_panel = panel_of.get(group.name, group.rich_help_panel)
+            add_help(group.typer_instance, f"{prefix}{group.name} ")
+
+
+class JourneyGroup(TyperGroup):
+    """Lists commands in the journey's order (``PANELS``): Typer shows panels in the order
+    their first command comes, and it would otherwise put every group after every command."""
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        order = [cmd for cmds in PANELS.values() for cmd in cmds]
+        names = super().list_commands(ctx)
+        return sorted(names, key=lambda n: order.index(n) if n in order else len(order))

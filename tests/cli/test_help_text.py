@@ -8,7 +8,7 @@ from typing import Any
 
 import typer.main
 
-from migrate_cron.cli.examples import EXAMPLES
+from migrate_cron.cli.help_text import EXAMPLES, PANELS
 from migrate_cron.cli.main import app
 
 
@@ -38,3 +38,9 @@ def test_every_command_has_examples_that_name_real_options() -> None:
                 flag = word.split("=")[0]
                 if flag.startswith("--"):
                     assert flag in options, f"{line}: {path} has no {flag}"
+
+
+def test_every_top_level_command_is_in_a_journey_panel() -> None:
+    root = typer.main.get_command(app)
+    listed = [cmd for cmds in PANELS.values() for cmd in cmds]
+    assert sorted(listed) == sorted(root.commands), set(listed) ^ set(root.commands)
