@@ -80,16 +80,39 @@ _register()
 
 def main() -> None:
     try:
-        app()
+        # Not standalone: Typer would print a usage error as a boxed panel; ours are one line.
+        code = app(standalone_mode=False)
     except MigrateCronError as exc:
         if os.environ.get("MIGRATE_CRON_DEBUG"):
             raise
-        from rich.console import Console
-        from rich.markup import escape
-
-        Console(stderr=True, soft_wrap=True).print(
-            f"[red]error:[/red] {escape(mask_url(str(exc)))}", highlight=False
-        )
+        _error(mask_url(str(exc)))
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         sys.exit(130)
+    except Exception as exc:
+        if not _is_usage_error(exc):
+            raise
+        if type(exc).__name__ == "NoArgsIsHelpError":  # the help was printed: that is all
+            sys.exit(getattr(exc, "exit_code", 2))
+        ctx = getattr(exc, "ctx", None)
+        hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+        _error(f"{exc.format_message()}{hint}")  # type: ignore[attr-defined]
+        sys.exit(getattr(exc, "exit_code", 2))
+    sys.exit(code if isinstance(code, int) else 0)
+
+
+def _is_usage_error(exc: BaseException) -> bool:
+    """A command-line error raised by Typer's click (``ClickException``: unknown option or
+    command, bad value) or an abort at a prompt. Matched by name: Typer ships its own copy of
+    click, so there is no one public class to import."""
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    return bool(names & {"ClickException", "Abort"}) and hasattr(exc, "format_message")
+
+
+def _error(message: str) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+
+    Console(stderr=True, soft_wrap=True).print(
+        f"[red]error:[/red] {escape(message)}", highlight=False
+    )

@@ -33,7 +33,7 @@ def register(app: typer.Typer) -> None:
 
 def worker(
     concurrency: Annotated[
-        int, typer.Option("--concurrency", "-c", help="Jobs run at the same time (threads).")
+        int, typer.Option("--concurrency", "-c", min=1, help="Jobs run at the same time (threads).")
     ] = 4,
     kinds: Annotated[
         str | None,
