@@ -59,6 +59,8 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "jobs list": (
         "migrate-cron jobs list --state failed",
         "migrate-cron jobs list --kind invoices-export --json",
+        "migrate-cron jobs list --ref order:8812 --since 7d",
+        "migrate-cron jobs list --limit 100 --after 5120",
     ),
     "jobs show": ("migrate-cron jobs show 42", "migrate-cron jobs show 42 --tail 200"),
     "jobs retry": ("migrate-cron jobs retry 42", "migrate-cron jobs retry --kind invoices-export"),

@@ -49,21 +49,47 @@ def list_jobs(
     limit: Annotated[
         int, typer.Option("--limit", min=1, help="At most this many, newest first.")
     ] = 50,
+    ref: Annotated[
+        str | None, typer.Option("--ref", help="Only the job with this ref (unique per kind).")
+    ] = None,
+    since: Annotated[
+        str | None,
+        typer.Option("--since", help="Only jobs created within this long (e.g. 2h, 7d)."),
+    ] = None,
+    after: Annotated[
+        int | None,
+        typer.Option(
+            "--after",
+            min=1,
+            help="The next page: jobs listed after this id (older ones); the JSON's "
+            "`next_after` of the previous page.",
+        ),
+    ] = None,
     as_json: JsonFlag = False,
     database_url: DatabaseUrl = DEFAULT_DATABASE_URL,
     table_prefix: TablePrefix = "",
 ) -> None:
-    """Jobs, newest first."""
+    """Jobs, newest first; --limit and --after page through them."""
+    from datetime import timedelta
+
     from migrate_cron.errors import UsageError
+    from migrate_cron.ops.durations import parse_duration
 
     if state is not None and state not in STATES:
         raise UsageError(f"--state: {state!r} is not one of {', '.join(STATES)}")
+    window = parse_duration(since, option="--since") if since is not None else None
     with _store(database_url, table_prefix) as store:
-        jobs = store.list_jobs(state=state, kind=kind, limit=limit)
+        created = store.db_now() - timedelta(seconds=window) if window is not None else None
+        jobs = store.list_jobs(
+            state=state, kind=kind, limit=limit, ref=ref, since=created, before_id=after
+        )
+    more = len(jobs) == limit
     if as_json:
         from migrate_cron.cli.common import print_json
 
-        print_json({"jobs": [_job_dict(j) for j in jobs]})
+        print_json(
+            {"jobs": [_job_dict(j) for j in jobs], "next_after": jobs[-1].id if more else None}
+        )
         return
     from rich.table import Table
 
@@ -84,10 +110,12 @@ def list_jobs(
             _first_line(j.last_error),
         )
     stdout_console().print(FitOrStack(table))
-    if not jobs:
-        from migrate_cron.cli.common import info
+    from migrate_cron.cli.common import info
 
+    if not jobs:
         info("no jobs match")
+    elif more:
+        info(f"more: `migrate-cron jobs list --after {jobs[-1].id}` (same filters)")
 
 
 @jobs_app.command("show")

@@ -43,13 +43,25 @@ class AdminOps(StoreBase):
         state: str | None = None,
         kind: str | None = None,
         limit: int = 50,
+        *,
+        ref: str | None = None,
+        since: datetime | None = None,
+        before_id: int | None = None,
     ) -> list[Job]:
+        """Newest first. ``before_id`` pages: pass the last id of the previous page (an id
+        cursor, not an offset, so rows added meanwhile neither repeat nor hide a job)."""
         job = self.tables.job
         q = select(job).order_by(job.c.id.desc()).limit(limit)
         if state:
             q = q.where(job.c.state == state)
         if kind:
             q = q.where(job.c.kind == kind)
+        if ref is not None:
+            q = q.where(job.c.ref == ref)
+        if since is not None:
+            q = q.where(job.c.created_at >= since)
+        if before_id is not None:
+            q = q.where(job.c.id < before_id)
         with self.transaction(readonly=True) as conn:
             return [self._job(r) for r in conn.execute(q)]
 

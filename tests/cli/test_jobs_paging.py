@@ -1,0 +1,46 @@
+"""``jobs list`` finds a job by ref or age and pages with an id cursor (``--after``), from the
+installed command on each backend."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from tests.conftest import run_cli
+from tests.ops.helpers import clocked_store
+
+
+def listed(env: dict[str, str], cwd: Path, *args: str) -> dict[str, object]:
+    done = run_cli("jobs", "list", "--json", *args, env=env, cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    document: dict[str, object] = json.loads(done.stdout)
+    return document
+
+
+def ids(document: dict[str, object]) -> list[int]:
+    return [int(j["id"]) for j in document["jobs"]]  # type: ignore[attr-defined, index]
+
+
+def test_pages_refs_and_age(tmp_path: Path, db_url: str, table_prefix: str) -> None:
+    env = {"MIGRATE_CRON_DATABASE_URL": db_url, "MIGRATE_CRON_TABLE_PREFIX": table_prefix}
+    now = datetime.now(UTC)
+    with clocked_store(db_url, table_prefix, start=now - timedelta(days=3)) as (store, clock):
+        old = store.enqueue("orders", {"n": 0}, ref="order:1000").job_id
+        clock.set(now)
+        new = [store.enqueue("orders", {"n": i}, ref=f"order:{i}").job_id for i in range(1, 8)]
+        everything = sorted([old, *new], reverse=True)
+
+        first = listed(env, tmp_path, "--limit", "3")
+        assert ids(first) == everything[:3] and first["next_after"] == everything[2]
+        second = listed(env, tmp_path, "--limit", "3", "--after", str(first["next_after"]))
+        assert ids(second) == everything[3:6]
+        last = listed(env, tmp_path, "--limit", "3", "--after", str(second["next_after"]))
+        assert ids(last) == everything[6:] and last["next_after"] is None
+
+        assert ids(listed(env, tmp_path, "--ref", "order:4")) == [new[3]]
+        assert ids(listed(env, tmp_path, "--ref", "order:1000", "--kind", "orders")) == [old]
+        assert ids(listed(env, tmp_path, "--since", "1d")) == sorted(new, reverse=True)
+
+        table = run_cli("jobs", "list", "--limit", "2", env=env, cwd=tmp_path)
+        assert f"jobs list --after {everything[1]}" in table.stderr
