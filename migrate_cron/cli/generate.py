@@ -186,7 +186,14 @@ def generate_registry(
     ],
     output: Annotated[
         Path,
-        typer.Option("--output", "-o", envvar="MIGRATE_CRON_REGISTRY", help="The registry file."),
+        typer.Option(
+            "--registry",
+            "-r",
+            "--output",
+            "-o",
+            envvar="MIGRATE_CRON_REGISTRY",
+            help="The registry file (written here; every other command reads it with -r).",
+        ),
     ] = Path(DEFAULT_REGISTRY),
     force: Annotated[
         bool,
