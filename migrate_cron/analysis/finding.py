@@ -45,7 +45,8 @@ class RuleId(StrEnum):
 
 @dataclass(frozen=True)
 class Finding:
-    """One thing to act on, at ``file:line`` (``column``/``field`` for syntax errors)."""
+    """One thing to act on, at ``file:line`` (``column``/``field`` for syntax errors); line 0
+    means the whole file (cron ignores it)."""
 
     rule: str
     severity: Severity
@@ -59,7 +60,10 @@ class Finding:
 
     @property
     def location(self) -> str:
+        """``host:file:line:column``; a finding about a whole file (line 0) is just its path."""
         prefix = f"{self.host}:" if self.host else ""
+        if self.line == 0:
+            return f"{prefix}{self.file}"
         column = f":{self.column}" if self.column else ""
         return f"{prefix}{self.file}:{self.line}{column}"
 

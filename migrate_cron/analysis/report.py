@@ -28,8 +28,8 @@ from migrate_cron.analysis.finding import Context, Finding, Hit, Rule
 from migrate_cron.analysis.job import CronJob, fallback_name, job_identity, make_job
 from migrate_cron.analysis.planner import PlanItem, plan_jobs
 from migrate_cron.analysis.rules import PER_LINE
-from migrate_cron.analysis.syntax import parse_finding
-from migrate_cron.crontab.entry import CrontabFile, Kind, Severity
+from migrate_cron.analysis.syntax import file_finding, parse_finding
+from migrate_cron.crontab.entry import FILE_IGNORED, CrontabFile, Kind, Severity
 from migrate_cron.crontab.parser import gc_paused
 from migrate_cron.crontab.sources import spool_owner
 from migrate_cron.errors import UsageError
@@ -91,9 +91,17 @@ def _analyze(
     names: Counter[str] = Counter()
     # The same line in another file or on another host is the same job, under one name.
     same: dict[tuple[object, ...], tuple[str, set[tuple[str | None, str]]]] = {}
+    ignored: set[tuple[str | None, str]] = set()
     for crontab in files:
         owner = spool_owner(crontab.path) if crontab.format == "user" else None
         place = (crontab.host, crontab.path)
+        whole = [file_finding(crontab, p) for p in crontab.problems if p.code in FILE_IGNORED]
+        if whole:
+            in_order.append(whole)
+        if crontab.ignored:
+            ignored.add(place)
+        if any(p.code == "not-a-crontab" for p in crontab.problems):
+            continue  # one finding for the file, not one per line of a script or a README
         for line in crontab.lines:
             syntax = (
                 [parse_finding(line, p, crontab.host) for p in line.problems]
@@ -149,7 +157,9 @@ def _analyze(
                 job=job,
                 findings=tuple(found),
                 classification=verdict,
-                next_runs=_next_runs(job.line.schedule or "", job.timezone, now, next_count),
+                next_runs=()
+                if (job.host, job.line.file) in ignored
+                else _next_runs(job.line.schedule or "", job.timezone, now, next_count),
                 description=_description(job),
             )
         )

@@ -238,8 +238,8 @@ def _dst_hit(expr: str, timezone: str, year: int) -> Hit | None:
         span = window.span
         return Hit(
             what,
-            fix=f"move it outside {span} local time, or give it CRON_TZ=UTC if it must run at "
-            "exactly one instant",
+            fix=f"move it outside {span} local time, or schedule it in UTC (CRON_TZ=UTC on "
+            "cronie) if it must run at exactly one instant",
         )
     return None
 

@@ -68,6 +68,8 @@ def render_terminal(report: Report) -> None:
     for crontab in report.files:
         jobs = by_file.get((crontab.host, crontab.path), [])
         title = f"{crontab.label} — {len(jobs)} jobs, {crontab.format} format"
+        if crontab.ignored:
+            title += " — CRON IGNORES THIS WHOLE FILE"
         table = Table(title=title, title_justify="left", show_lines=False, expand=False)
         table.add_column("Line", justify="right", style="dim")
         table.add_column("Schedule")
@@ -85,6 +87,8 @@ def render_terminal(report: Report) -> None:
             nxt = (
                 r.next_runs[0].astimezone(zone(r.job.timezone)).strftime("%a %m-%d %H:%M")
                 if r.next_runs
+                else "never: file ignored"
+                if crontab.ignored
                 else "at boot"
             )
             findings = Text()
