@@ -39,8 +39,6 @@ class Flavour:
     #: A missing final newline makes it ignore the whole file (Debian: "Missing newline
     #: before EOF, this crontab file will be ignored"); False: only the last line is dropped.
     newline_rejects_file: bool
-    #: The daemon runs ``@reboot`` lines once when it starts at boot.
-    reboot: bool
     #: Where the facts above come from (shown by the docs and in findings).
     source: str
     #: How findings name it ("Debian's cron").
@@ -55,7 +53,6 @@ FLAVOURS: dict[Cron, Flavour] = {
         single_value_step=False,
         rejects_whole_file=True,
         newline_rejects_file=True,
-        reboot=True,
         source="Debian cron 3.0pl1 (cron(8), /usr/share/doc/cron/FEATURES, the daemon's messages)",
         label="Debian's cron",
     ),
@@ -66,7 +63,6 @@ FLAVOURS: dict[Cron, Flavour] = {
         single_value_step=False,
         rejects_whole_file=False,
         newline_rejects_file=False,
-        reboot=True,
         source="cronie (crontab(5), src/entry.c, src/user.c)",
         label="cronie",
     ),
@@ -77,7 +73,6 @@ FLAVOURS: dict[Cron, Flavour] = {
         single_value_step=True,
         rejects_whole_file=False,
         newline_rejects_file=False,
-        reboot=False,
         source="busybox miscutils/crond.c",
         label="busybox crond",
     ),

@@ -232,3 +232,28 @@ def generate_registry(
         if written:
             atomic_write(output, after.encode("utf-8"))
     return GenerateResult(str(output), tuple(actions), tuple(skipped), before, after, written)
+
+
+def reboot_line_named(name: str, paths: Sequence[str], file_format: str = "auto") -> str | None:
+    """Where the ``@reboot`` line that ``analyze`` names ``name`` is (``FILE:LINE``), or None.
+
+    ``generate`` leaves @reboot lines on cron on purpose (they run when cron starts, not on a
+    schedule), so they have no registry entry; ``migrate`` uses this to say so instead of
+    "no job". Unreadable files are passed over: this only explains a refusal.
+    """
+    from datetime import UTC, datetime
+
+    from migrate_cron.analysis.report import analyze
+    from migrate_cron.crontab.parser import read_crontab
+
+    files = []
+    for path in dict.fromkeys(paths):
+        try:
+            files.append(read_crontab(path, format=file_format))
+        except OSError:
+            continue
+    report = analyze(files, now=datetime(2000, 1, 1, tzinfo=UTC), next_count=0)
+    for job in report.jobs:
+        if job.job.name == name and job.job.line.is_reboot:
+            return job.job.line.location
+    return None

@@ -226,3 +226,51 @@ def test_explain_rejects_quartz_with_exit_2() -> None:
     result = run_cli("explain", "0 30 2 * * ?")
     assert result.returncode == 2
     assert "6 fields: looks like a Quartz" in " ".join(result.stderr.split())
+
+
+# -- exit codes, whole files, flavours -----------------------------------------------------
+
+
+def test_errors_exit_1_by_default_and_never_opts_out(tmp_path: Path) -> None:
+    crontab = tmp_path / "crontab"
+    crontab.write_text("0 */5 * * * * php /srv/shop/artisan orders:sync\n")
+    code, out = invoke("analyze", str(crontab), "--json", "--now", NOW)
+    assert code == 1
+    entry = json.loads(out)["entries"][0]
+    assert entry["command"] == "* php /srv/shop/artisan orders:sync"
+    assert [f["rule"] for f in entry["findings"] if f["severity"] == "error"] == ["syntax/quartz"]
+    assert invoke("analyze", str(crontab), "--fail-on", "never", "--now", NOW)[0] == 0
+    assert invoke("analyze", "samples/etc-crontab", "--now", NOW)[0] == 0  # no error: exit 0
+
+
+def test_an_ignored_cron_d_file_shows_no_next_runs(tmp_path: Path) -> None:
+    cron_d = tmp_path / "cron.d"
+    cron_d.mkdir()
+    (cron_d / "backup").write_text(
+        "0 2 * * * root /usr/local/bin/backup\n0 3 * * * /usr/local/bin/no-user-field\n"
+    )
+    code, out = invoke("analyze", str(cron_d / "backup"), "--json", "--now", NOW, "--tz", "UTC")
+    assert code == 1
+    doc = json.loads(out)
+    assert doc["files"][0]["ignored"] is True
+    assert doc["entries"][0]["next_runs"] == []
+    whole = [f for f in doc["findings"] if f["rule"] == "syntax/file-ignored"]
+    assert len(whole) == 1 and whole[0]["line"] == 0 and whole[0]["severity"] == "error"
+    code, text = invoke("analyze", str(cron_d / "backup"), "--now", NOW, "--tz", "UTC")
+    flat = " ".join(text.split())
+    assert "Debian's cron ignores this whole file" in flat and "never: file" in flat
+    cronie = invoke("analyze", str(cron_d / "backup"), "--json", "--now", NOW, "--cron", "cronie")
+    assert json.loads(cronie[1])["entries"][0]["next_runs"]
+
+
+def test_a_file_cron_would_reject_among_many_is_an_error(tmp_path: Path) -> None:
+    script = tmp_path / "deploy.sh"
+    script.write_text("#!/bin/sh\nset -e\nrsync -a build/ /srv/app/\n")
+    result = CliRunner().invoke(
+        app, ["analyze", "samples/etc-crontab", str(script), "--json", "--now", NOW]
+    )
+    assert result.exit_code == 1
+    doc = json.loads(result.stdout)
+    (finding,) = [f for f in doc["findings"] if f["rule"] == "syntax/not-a-crontab"]
+    assert finding["file"] == str(script) and finding["severity"] == "error"
+    assert "cron would reject" in result.stderr
