@@ -10,7 +10,7 @@ import csv
 import io
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import lru_cache
 
@@ -53,6 +53,8 @@ class Report:
     jobs: tuple[JobReport, ...]
     findings: tuple[Finding, ...]  # every finding, syntax ones included, in file/line order
     plan: tuple[PlanItem, ...]
+    #: Which cron read the files (``--cron``): the files were parsed for it.
+    cron: str = "debian"
 
     def worst(self) -> Severity | None:
         if not self.findings:
@@ -71,10 +73,12 @@ def analyze(
     next_count: int = 3,
     durations: Mapping[str, float] | None = None,
     default_tz: str = "UTC",
+    cron: str = "debian",
 ) -> Report:
-    """Run every rule over every job line, classify, plan, and compute the next runs."""
+    """Run every rule over every job line, classify, plan, and compute the next runs.
+    ``cron`` names the flavour the files were parsed for (it is reported, not re-applied)."""
     with gc_paused():
-        return _analyze(files, now, next_count, durations, default_tz)
+        return replace(_analyze(files, now, next_count, durations, default_tz), cron=cron)
 
 
 def _analyze(

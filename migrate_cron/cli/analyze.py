@@ -145,7 +145,14 @@ def analyze_command(
     if not crontabs:
         raise UsageError("no crontab given: pass FILE…, '-' for stdin, or --system")
     timings = read_durations(_read_text(durations), str(durations)) if durations else None
-    report = analyze(crontabs, now=when, next_count=next_count, durations=timings, default_tz=zone)
+    report = analyze(
+        crontabs,
+        now=when,
+        next_count=next_count,
+        durations=timings,
+        default_tz=zone,
+        cron=cron.value,
+    )
     if as_json:
         write_report_json(report)
     elif markdown:

@@ -172,9 +172,13 @@ def _print_summary(console: Console, report: Report) -> None:
     if first:
         names = ", ".join(f"{p.name} ({p.ref}, {p.category})" for p in first)
         console.print(f"Migrate first: {names}")
+    from migrate_cron.crontab.flavour import flavour
+
+    cron = flavour(report.cron)
+    zones = "unless a file sets CRON_TZ" if cron.cron_tz else "(CRON_TZ and TZ never move them)"
     console.print(
-        f"[dim]Times in {report.default_tz} unless a file sets CRON_TZ; next runs after "
-        f"{iso_z(report.now)}.[/dim]"
+        f"[dim]Read as {cron.label} reads them. Times in {report.default_tz}, the daemon's "
+        f"zone, {zones}; next runs after {iso_z(report.now)}.[/dim]"
     )
 
 
