@@ -28,8 +28,18 @@ class Flavour:
     #: ``CRON_TZ=Zone`` sets the zone the schedules below it run in (cronie's crontab(5)).
     #: Where False, CRON_TZ is only an environment variable and the daemon's zone applies.
     cron_tz: bool
-    #: ``a~b`` picks a random value in a..b when the file is loaded (cronie's entry.c).
-    random_ranges: bool
+    #: ``a~b``: "any" — cronie picks a random value in a..b when it loads the file, either end
+    #: may be omitted (crontab(5), entry.c); "both" — Debian's cron accepts ``a~b`` with both
+    #: ends (``crontab -n`` of 3.0pl1-162) but rejects a bare ``~``; "none" — rejected.
+    random_ranges: str
+    #: A command starting with ``*`` is rejected ("bad command"): both entry.c's "catch a
+    #: common typo" check (cronie; Debian's binary does the same), which is what a pasted
+    #: 6-field line ``0 */5 * * * * cmd`` runs into. False: busybox runs it.
+    star_command_rejected: bool
+    #: In a system crontab the user name is read before that check, so a pasted seconds
+    #: field becomes the user "*" and the line fails with "bad username" (Debian: daemon logs
+    #: "Error: bad username; while reading /etc/cron.d/…" for ``0 0 * * 0 * root …``).
+    user_before_star_check: bool
     #: ``N/S`` (a step after a single number): True when it is read as ``N`` alone, the step
     #: ignored (busybox's ParseField); False when the line is rejected (Debian, cronie).
     single_value_step: bool
@@ -49,7 +59,9 @@ FLAVOURS: dict[Cron, Flavour] = {
     Cron.DEBIAN: Flavour(
         Cron.DEBIAN,
         cron_tz=False,
-        random_ranges=False,
+        random_ranges="both",
+        star_command_rejected=True,
+        user_before_star_check=True,
         single_value_step=False,
         rejects_whole_file=True,
         newline_rejects_file=True,
@@ -59,7 +71,9 @@ FLAVOURS: dict[Cron, Flavour] = {
     Cron.CRONIE: Flavour(
         Cron.CRONIE,
         cron_tz=True,
-        random_ranges=True,
+        random_ranges="any",
+        star_command_rejected=True,
+        user_before_star_check=False,
         single_value_step=False,
         rejects_whole_file=False,
         newline_rejects_file=False,
@@ -69,7 +83,9 @@ FLAVOURS: dict[Cron, Flavour] = {
     Cron.BUSYBOX: Flavour(
         Cron.BUSYBOX,
         cron_tz=False,
-        random_ranges=False,
+        random_ranges="none",
+        star_command_rejected=False,
+        user_before_star_check=False,
         single_value_step=True,
         rejects_whole_file=False,
         newline_rejects_file=False,
@@ -85,22 +101,24 @@ def flavour(name: str | Cron) -> Flavour:
 
 
 _RANDOM = re.compile(r"(\d*)~(\d*)")
+_RANDOM_BOTH = re.compile(r"(\d+)~(\d+)")
 _SINGLE_STEP = re.compile(r"(?<![-\d*])(\d+)/\d+")
 
 
-def random_parts(expr: str) -> list[str]:
-    """The ``a~b`` parts of a schedule (cronie random ranges), as written."""
-    return [m.group() for m in _RANDOM.finditer(expr)]
+def random_parts(expr: str, both_ends: bool = False) -> list[str]:
+    """The ``a~b`` parts of a schedule (random ranges), as written; ``both_ends``: only those
+    with both numbers (the only form Debian's cron accepts)."""
+    return [m.group() for m in (_RANDOM_BOTH if both_ends else _RANDOM).finditer(expr)]
 
 
-def without_random(expr: str, lows: tuple[int, ...]) -> str:
+def without_random(expr: str, lows: tuple[int, ...], both_ends: bool = False) -> str:
     """``expr`` with each field's ``a~b`` replaced by one value, ``a`` (or the field's low end
     from ``lows`` when ``a`` is omitted): cronie's pick is random, so next runs are shown for
     one possible value and the finding says so."""
     out = []
     for i, text in enumerate(expr.split(" ")):
         low = str(lows[i]) if i < len(lows) else "0"
-        out.append(_RANDOM.sub(_first_or(low), text))
+        out.append((_RANDOM_BOTH if both_ends else _RANDOM).sub(_first_or(low), text))
     return " ".join(out)
 
 

@@ -449,6 +449,14 @@ def _job_line(
         return _invalid(
             raw, number, path, Problem("bad-schedule", reason, column=column, field=exc.field)
         )
+    star = quartz is not None and quartz[0].startswith("*")
+    if (
+        star
+        and state.cron.star_command_rejected
+        and not (system and state.cron.user_before_star_check)
+    ):
+        assert quartz is not None
+        return _invalid(raw, number, path, _quartz_star(quartz, expr, rest_column, state.cron))
     user: str | None = None
     user_column = rest_column
     if system:
@@ -538,6 +546,18 @@ def _quartz_rejected(extra: list[str], expr: str, column: int, exc: ScheduleErro
     )
 
 
+def _quartz_star(extra: list[str], expr: str, column: int, cron: Flavour) -> Problem:
+    """Vixie-derived crons refuse a command that starts with ``*``: entry.c checks for it to
+    "catch a common typo", which is what a pasted seconds field is."""
+    return Problem(
+        "quartz",
+        f"{_quartz_head(extra, expr)}, so the command would start with "
+        f'"{extra[0]}": {cron.label} rejects this line ("bad command", its check for exactly '
+        "this mistake)",
+        column=column,
+    )
+
+
 def _quartz_user(extra: list[str], expr: str, column: int, user: str) -> Problem:
     return Problem(
         "quartz",
@@ -583,14 +603,25 @@ def _as_flavour_reads(expr: str, cron: Flavour, column: int) -> tuple[str, tuple
     if expr.startswith("@"):
         return expr, ()
     problems: list[Problem] = []
-    if cron.random_ranges and (parts := random_parts(expr)):
-        expr = without_random(expr, tuple(spec.low for spec in SPECS))
+    both = cron.random_ranges == "both"
+    if cron.random_ranges != "none" and (parts := random_parts(expr, both)):
+        expr = without_random(expr, tuple(spec.low for spec in SPECS), both)
+        if both:
+            message = (
+                f"{cron.label} accepts {', '.join(parts)} (its crontab -n passes it) but does "
+                "not document what it means (cronie picks a random value in the range): next "
+                "runs are shown for the range's start; write the value you mean"
+            )
+        else:
+            message = (
+                f"{cron.label} picks one random value in {', '.join(parts)} each time it loads "
+                "the file (next runs are shown for the range's start): the time is not fixed"
+            )
         problems.append(
             Problem(
                 "random-range",
-                f"cronie picks one random value in {', '.join(parts)} each time it loads the "
-                "file (next runs are shown for the range's start): the time is not fixed",
-                Severity.INFO,
+                message,
+                Severity.WARNING if both else Severity.INFO,
                 column=column,
             )
         )

@@ -49,6 +49,15 @@ def test_tz_only_sets_the_commands_environment_on_every_cron() -> None:
 # -- field syntax ---------------------------------------------------------------------------
 
 
+def test_debian_accepts_a_random_range_with_both_ends_only() -> None:
+    # Debian's crontab -n (3.0pl1-162) passes "6~15 * * * *" and rejects "~ * * * *".
+    job = parse_crontab("6~15 2 * * * /usr/local/bin/backup\n", "c").jobs[0]
+    assert job.schedule == "6 2 * * *"
+    assert [(p.code, p.severity) for p in job.problems] == [("random-range", "warning")]
+    assert codes("~ * * * * /bin/true\n") == ["bad-schedule"]
+    assert codes("6~15 2 * * * /usr/local/bin/backup\n", "busybox") == ["bad-schedule"]
+
+
 def test_cronie_random_range_is_one_value_with_a_finding() -> None:
     parsed = parse_crontab("6~15 2 * * * /usr/local/bin/backup\n", "c", cron="cronie")
     job = parsed.jobs[0]
@@ -58,7 +67,6 @@ def test_cronie_random_range_is_one_value_with_a_finding() -> None:
     assert "6~15" in job.problems[0].message
     bare = parse_crontab("~ * * * * /bin/true\n", "c", cron="cronie").jobs[0]
     assert bare.schedule == "0 * * * *"
-    assert codes("6~15 2 * * * /usr/local/bin/backup\n") == ["bad-schedule"]  # Debian rejects
 
 
 def test_a_step_after_a_single_number() -> None:
@@ -103,18 +111,35 @@ def test_a_user_crontab_is_not_ignored_whole() -> None:
 # -- pasted Quartz / seconds lines ----------------------------------------------------------
 
 
-def test_a_pasted_six_field_line_runs_with_the_extra_field_as_the_command() -> None:
-    parsed = parse_crontab("0 */5 * * * * php /srv/shop/artisan x:sync\n", "c", format="user")
+def test_a_pasted_seconds_field_star_is_a_bad_command_on_debian_and_cronie() -> None:
+    # Debian's `crontab -n` (3.0pl1-162) and cronie's entry.c: a command may not start with *.
+    text = "0 */5 * * * * php /srv/shop/artisan x:sync\n"
+    for cron in ("debian", "cronie"):
+        (line,) = parse_crontab(text, "c", format="user", cron=cron).lines
+        assert line.kind is Kind.INVALID
+        message = line.problems[0].message
+        assert '"bad command"' in message and "for the command" not in message
+
+
+def test_busybox_runs_a_pasted_line_with_the_star_glob_expanded() -> None:
+    parsed = parse_crontab("0 */5 * * * * php /srv/shop/artisan x:sync\n", "c", cron="busybox")
     (job,) = parsed.jobs
-    assert job.kind is Kind.JOB
     assert job.schedule == "0 */5 * * *"
     assert job.command == "* php /srv/shop/artisan x:sync"
     (problem,) = job.problems
     assert problem.code == "quartz" and problem.severity == "error"
-    assert "cron accepts it" in problem.message
-    assert "rejects" not in problem.message  # no more "rejects" and "takes … for the command"
-    assert '"* php /srv/shop/artisan x:sync"' in problem.message
-    assert "expands" in problem.message
+    assert "cron accepts it" in problem.message and "rejects" not in problem.message
+    assert '"* php /srv/shop/artisan x:sync"' in problem.message and "expands" in problem.message
+
+
+def test_a_pasted_line_with_question_mark_runs_on_debian() -> None:
+    # `0 0 2 * * ? cmd`: five valid fields (00:00 on day 2), then "? cmd" is the command.
+    parsed = parse_crontab("0 0 2 * * ? /opt/reports/bin/monthly.sh\n", "c", format="user")
+    (job,) = parsed.jobs
+    assert job.schedule == "0 0 2 * *" and job.command == "? /opt/reports/bin/monthly.sh"
+    (problem,) = job.problems
+    assert problem.severity == "error" and '"?"' in problem.message
+    assert "at 00:00 on day 2" in problem.message
 
 
 def test_a_pasted_line_whose_five_fields_are_bad_is_rejected_and_says_why() -> None:
@@ -130,3 +155,5 @@ def test_a_pasted_line_in_a_system_crontab_has_a_bad_user() -> None:
     (line,) = [ln for ln in parsed.lines if ln.kind is Kind.INVALID]
     assert "bad username" in line.problems[0].message and line.problems[0].field == "user"
     assert parsed.ignored  # and Debian then ignores the whole file
+    cronie = parse_crontab("0 0 2 * * * root /x\n", "/etc/cron.d/vzdump", cron="cronie")
+    assert '"bad command"' in cronie.lines[0].problems[0].message  # cronie checks * first
