@@ -41,6 +41,10 @@ class RuleId(StrEnum):
     DUPLICATE_HOST = "duplicate-host"
     LONGER_THAN_INTERVAL = "longer-than-interval"
     PERCENT_SPLIT = "percent-split"
+    BASHISM = "bashism"
+    PIPE_STATUS = "pipe-status"
+    DISTRO_GUARD = "distro-guard"
+    PLACEHOLDER = "placeholder"
 
 
 @dataclass(frozen=True)

@@ -133,11 +133,17 @@ def _analyze(
             jobs.append(make_job(line, crontab.host, default_tz, name))
             own.append(syntax)
             in_order.append(syntax)
-    # A per-line rule sees the command text, the schedule and the timezone, nothing else: the
+    # A per-line rule sees the command text, the schedule, the timezone and SHELL: the
     # same command on the same schedule (copies across hosts, files, users) is checked once.
-    seen: dict[tuple[str, str, str, str | None], list[tuple[Rule, Hit]]] = {}
+    seen: dict[tuple[str, str, str, str | None, str | None], list[tuple[Rule, Hit]]] = {}
     for job, found in zip(jobs, own, strict=True):
-        key = (job.command.text, job.line.schedule or "", job.timezone, job.line.stdin)
+        key = (
+            job.command.text,
+            job.line.schedule or "",
+            job.timezone,
+            job.line.stdin,
+            job.line.env.get("SHELL"),
+        )
         line_hits = seen.get(key)
         if line_hits is None:
             line_hits = seen[key] = _per_line_hits(job, ctx)

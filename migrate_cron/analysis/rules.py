@@ -14,6 +14,7 @@ from functools import lru_cache
 
 from migrate_cron.analysis.finding import Context, Hit, Rule, RuleId
 from migrate_cron.analysis.job import CronJob, schedule_for
+from migrate_cron.analysis.shell import SHELL_RULES
 from migrate_cron.crontab.entry import Severity
 from migrate_cron.crontab.fields import CronFields
 from migrate_cron.crontab.timezone import dst_windows, zone_table
@@ -486,6 +487,7 @@ PER_LINE: tuple[Rule, ...] = (
         "backoff until it succeeds",
         _handover,
     ),
+    *SHELL_RULES,
 )
 
 # -- helpers -------------------------------------------------------------------------------
