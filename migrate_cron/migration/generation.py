@@ -63,7 +63,7 @@ def proposed_jobs(
         path = str(Path(parsed.path).resolve())
         owner = user or spool_owner(parsed.path)
         for line in parsed.jobs:
-            reason = _skip_reason(line)
+            reason = _IGNORED_FILE if parsed.ignored else _skip_reason(line)
             if reason:
                 skipped.append(Skipped(parsed.path, line.number, reason))
                 continue
@@ -90,6 +90,11 @@ def proposed_jobs(
     skipped.sort(key=lambda s: (s.file, s.line))
     return jobs, skipped
 
+
+_IGNORED_FILE = (
+    "cron ignores this whole file (a rejected line or no final newline in a system crontab): "
+    "the line has never run; fix the file first"
+)
 
 _LOCKED = (
     "\nconcurrency 1, overlap skip: the line had a lock wrapper; the queue now runs one at a "
