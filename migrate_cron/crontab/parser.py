@@ -600,8 +600,8 @@ def _as_flavour_reads(expr: str, cron: Flavour, column: int) -> tuple[str, tuple
     """The five fields as this cron reads them, and what it changed: cronie picks one value
     for each ``a~b`` when it loads the file (shown here as the range's start); busybox reads
     ``N/S`` as ``N``, the step ignored. Other crons reject both, as the field parser does."""
-    if expr.startswith("@"):
-        return expr, ()
+    if expr.startswith("@") or ("~" not in expr and "/" not in expr):
+        return expr, ()  # the common case, checked first: 100,000 lines go through here
     problems: list[Problem] = []
     both = cron.random_ranges == "both"
     if cron.random_ranges != "none" and (parts := random_parts(expr, both)):

@@ -175,10 +175,10 @@ def _print_summary(console: Console, report: Report) -> None:
     from migrate_cron.crontab.flavour import flavour
 
     cron = flavour(report.cron)
-    zones = "unless a file sets CRON_TZ" if cron.cron_tz else "(CRON_TZ and TZ never move them)"
+    zones = "unless a file sets CRON_TZ" if cron.cron_tz else "CRON_TZ and TZ never move them"
     console.print(
-        f"[dim]Read as {cron.label} reads them. Times in {report.default_tz}, the daemon's "
-        f"zone, {zones}; next runs after {iso_z(report.now)}.[/dim]"
+        f"[dim]Read as {cron.label} reads them. Times in {report.default_tz} (the daemon's "
+        f"zone; {zones}); next runs after {iso_z(report.now)}.[/dim]"
     )
 
 
@@ -218,7 +218,13 @@ def render_markdown(report: Report) -> str:
         out.append("|---:|---|---:|---|---|---|---|")
         for r in jobs:
             line = r.job.line
-            nxt = iso_z(r.next_runs[0]) if r.next_runs else "at boot"
+            nxt = (
+                iso_z(r.next_runs[0])
+                if r.next_runs
+                else "never: file ignored"
+                if crontab.ignored
+                else "at boot"
+            )
             findings = ", ".join(f"`{f.rule}`" for f in r.findings) or "—"
             rec = f"**{r.classification.recommendation}** (missed: {r.classification.policy})"
             out.append(
