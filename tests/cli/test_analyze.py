@@ -193,8 +193,12 @@ def test_exit_codes_of_the_installed_command(tmp_path: Path) -> None:
     )
     assert failing.returncode == 1
     assert json.loads(failing.stdout)["summary"]["rejected"] == 8
-    below = run_cli("analyze", "samples/etc-crontab", "--fail-on", "info", cwd=ROOT)
-    assert below.returncode == 0
+    quiet = tmp_path / "quiet"
+    quiet.write_text("30 3 * * * /usr/local/bin/backup-db >> /var/log/backup.log 2>&1\n")
+    below = run_cli("analyze", str(quiet), "--fail-on", "info", "--tz", "UTC")
+    assert below.returncode == 0, below.stdout  # not one finding, not even info
+    infos = run_cli("analyze", "samples/etc-crontab", "--fail-on", "info", cwd=ROOT)
+    assert infos.returncode == 1  # its anacron guards are info findings
     missing = run_cli("analyze", "samples/does-not-exist", cwd=ROOT)
     assert missing.returncode == 2
     assert "samples/does-not-exist" in missing.stderr and "No such file" in missing.stderr
