@@ -41,11 +41,16 @@ class RuleId(StrEnum):
     DUPLICATE_HOST = "duplicate-host"
     LONGER_THAN_INTERVAL = "longer-than-interval"
     PERCENT_SPLIT = "percent-split"
+    BASHISM = "bashism"
+    PIPE_STATUS = "pipe-status"
+    DISTRO_GUARD = "distro-guard"
+    PLACEHOLDER = "placeholder"
 
 
 @dataclass(frozen=True)
 class Finding:
-    """One thing to act on, at ``file:line`` (``column``/``field`` for syntax errors)."""
+    """One thing to act on, at ``file:line`` (``column``/``field`` for syntax errors); line 0
+    means the whole file (cron ignores it)."""
 
     rule: str
     severity: Severity
@@ -59,7 +64,10 @@ class Finding:
 
     @property
     def location(self) -> str:
+        """``host:file:line:column``; a finding about a whole file (line 0) is just its path."""
         prefix = f"{self.host}:" if self.host else ""
+        if self.line == 0:
+            return f"{prefix}{self.file}"
         column = f":{self.column}" if self.column else ""
         return f"{prefix}{self.file}:{self.line}{column}"
 

@@ -10,7 +10,7 @@ import csv
 import io
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import lru_cache
 
@@ -28,8 +28,8 @@ from migrate_cron.analysis.finding import Context, Finding, Hit, Rule
 from migrate_cron.analysis.job import CronJob, fallback_name, job_identity, make_job
 from migrate_cron.analysis.planner import PlanItem, plan_jobs
 from migrate_cron.analysis.rules import PER_LINE
-from migrate_cron.analysis.syntax import parse_finding
-from migrate_cron.crontab.entry import CrontabFile, Kind, Severity
+from migrate_cron.analysis.syntax import file_finding, parse_finding
+from migrate_cron.crontab.entry import FILE_IGNORED, CrontabFile, Kind, Severity
 from migrate_cron.crontab.parser import gc_paused
 from migrate_cron.crontab.sources import spool_owner
 from migrate_cron.errors import UsageError
@@ -53,6 +53,8 @@ class Report:
     jobs: tuple[JobReport, ...]
     findings: tuple[Finding, ...]  # every finding, syntax ones included, in file/line order
     plan: tuple[PlanItem, ...]
+    #: Which cron read the files (``--cron``): the files were parsed for it.
+    cron: str = "debian"
 
     def worst(self) -> Severity | None:
         if not self.findings:
@@ -71,10 +73,12 @@ def analyze(
     next_count: int = 3,
     durations: Mapping[str, float] | None = None,
     default_tz: str = "UTC",
+    cron: str = "debian",
 ) -> Report:
-    """Run every rule over every job line, classify, plan, and compute the next runs."""
+    """Run every rule over every job line, classify, plan, and compute the next runs.
+    ``cron`` names the flavour the files were parsed for (it is reported, not re-applied)."""
     with gc_paused():
-        return _analyze(files, now, next_count, durations, default_tz)
+        return replace(_analyze(files, now, next_count, durations, default_tz), cron=cron)
 
 
 def _analyze(
@@ -91,9 +95,17 @@ def _analyze(
     names: Counter[str] = Counter()
     # The same line in another file or on another host is the same job, under one name.
     same: dict[tuple[object, ...], tuple[str, set[tuple[str | None, str]]]] = {}
+    ignored: set[tuple[str | None, str]] = set()
     for crontab in files:
         owner = spool_owner(crontab.path) if crontab.format == "user" else None
         place = (crontab.host, crontab.path)
+        whole = [file_finding(crontab, p) for p in crontab.problems if p.code in FILE_IGNORED]
+        if whole:
+            in_order.append(whole)
+        if crontab.ignored:
+            ignored.add(place)
+        if any(p.code == "not-a-crontab" for p in crontab.problems):
+            continue  # one finding for the file, not one per line of a script or a README
         for line in crontab.lines:
             syntax = (
                 [parse_finding(line, p, crontab.host) for p in line.problems]
@@ -121,11 +133,17 @@ def _analyze(
             jobs.append(make_job(line, crontab.host, default_tz, name))
             own.append(syntax)
             in_order.append(syntax)
-    # A per-line rule sees the command text, the schedule and the timezone, nothing else: the
+    # A per-line rule sees the command text, the schedule, the timezone and SHELL: the
     # same command on the same schedule (copies across hosts, files, users) is checked once.
-    seen: dict[tuple[str, str, str, str | None], list[tuple[Rule, Hit]]] = {}
+    seen: dict[tuple[str, str, str, str | None, str | None], list[tuple[Rule, Hit]]] = {}
     for job, found in zip(jobs, own, strict=True):
-        key = (job.command.text, job.line.schedule or "", job.timezone, job.line.stdin)
+        key = (
+            job.command.text,
+            job.line.schedule or "",
+            job.timezone,
+            job.line.stdin,
+            job.line.env.get("SHELL"),
+        )
         line_hits = seen.get(key)
         if line_hits is None:
             line_hits = seen[key] = _per_line_hits(job, ctx)
@@ -149,7 +167,9 @@ def _analyze(
                 job=job,
                 findings=tuple(found),
                 classification=verdict,
-                next_runs=_next_runs(job.line.schedule or "", job.timezone, now, next_count),
+                next_runs=()
+                if (job.host, job.line.file) in ignored
+                else _next_runs(job.line.schedule or "", job.timezone, now, next_count),
                 description=_description(job),
             )
         )

@@ -117,6 +117,7 @@ def to_json(report: Report, with_entries: bool = True, with_plan: bool = True) -
         "now": _iso(report.now),
         "next": report.next_count,
         "default_timezone": report.default_tz,
+        "cron": report.cron,
         "files": [
             {
                 "path": c.path,
@@ -127,6 +128,7 @@ def to_json(report: Report, with_entries: bool = True, with_plan: bool = True) -
                 "jobs": len(c.jobs),
                 "rejected": len(c.invalid),
                 "final_newline": not c.lines or c.lines[-1].raw.endswith("\n"),
+                "ignored": c.ignored,
             }
             for c in report.files
         ],

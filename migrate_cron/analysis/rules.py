@@ -14,6 +14,7 @@ from functools import lru_cache
 
 from migrate_cron.analysis.finding import Context, Hit, Rule, RuleId
 from migrate_cron.analysis.job import CronJob, schedule_for
+from migrate_cron.analysis.shell import SHELL_RULES
 from migrate_cron.crontab.entry import Severity
 from migrate_cron.crontab.fields import CronFields
 from migrate_cron.crontab.timezone import dst_windows, zone_table
@@ -238,8 +239,8 @@ def _dst_hit(expr: str, timezone: str, year: int) -> Hit | None:
         span = window.span
         return Hit(
             what,
-            fix=f"move it outside {span} local time, or give it CRON_TZ=UTC if it must run at "
-            "exactly one instant",
+            fix=f"move it outside {span} local time, or schedule it in UTC (CRON_TZ=UTC on "
+            "cronie) if it must run at exactly one instant",
         )
     return None
 
@@ -486,6 +487,7 @@ PER_LINE: tuple[Rule, ...] = (
         "backoff until it succeeds",
         _handover,
     ),
+    *SHELL_RULES,
 )
 
 # -- helpers -------------------------------------------------------------------------------

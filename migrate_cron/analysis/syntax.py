@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 from migrate_cron.analysis.finding import Finding
-from migrate_cron.crontab.entry import CrontabLine, Problem
+from migrate_cron.crontab.entry import CrontabFile, CrontabLine, Problem
 from migrate_cron.crontab.fields import SPECS, FieldSpec
 
 _PARSE_FIXES = {
@@ -21,6 +21,15 @@ _PARSE_FIXES = {
     "missing-newline": "add a newline at the end of the file",
     "carriage-return": "convert the file to Unix line endings (dos2unix FILE)",
     "bad-timezone": "use an IANA zone name (see timedatectl list-timezones)",
+    "zone-not-schedule": "write the times in the daemon's zone (or run the daemon in this "
+    "zone); on cronie, CRON_TZ=Zone sets a crontab's schedule zone",
+    "random-range": "write the minute you want, or keep it random on purpose (the queue's "
+    "scheduler needs one fixed schedule)",
+    "step-ignored": "write the range out: N-MAX/STEP (e.g. 5-59/15), which every cron reads",
+    "file-ignored": "fix or comment out the rejected line (and end the file with a newline), "
+    'then check the daemon\'s log for "RELOAD" without "ERROR"',
+    "not-a-crontab": "leave it out of the crontab directory, or pass it alone to analyze it "
+    "as a crontab",
 }
 
 
@@ -48,6 +57,19 @@ def parse_finding(line: CrontabLine, problem: Problem, host: str | None) -> Find
         host=host,
         column=problem.column,
         field=problem.field,
+    )
+
+
+def file_finding(crontab: CrontabFile, problem: Problem) -> Finding:
+    """A finding about a whole file (line 0): cron ignores all of it."""
+    return Finding(
+        rule=f"syntax/{problem.code}",
+        severity=problem.severity,
+        file=crontab.path,
+        line=0,
+        message=problem.message,
+        fix=_PARSE_FIXES.get(problem.code, "correct the file"),
+        host=crontab.host,
     )
 
 

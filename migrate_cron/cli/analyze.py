@@ -4,7 +4,8 @@
 and prints: a Rich table per file plus the findings with their fixes (default), the documented
 JSON document (``--json``), or Markdown for a ticket (``--markdown``). Data goes to stdout;
 warnings (skipped unreadable files under ``--system``) go to stderr. Exit 0; 1 when a finding
-reaches ``--fail-on``; 2 for usage errors and unreadable files.
+reaches ``--fail-on`` (default: error — a line cron rejects or silently breaks is something to
+act on; ``--fail-on never`` opts out); 2 for usage errors and unreadable files.
 """
 
 from __future__ import annotations
@@ -25,6 +26,13 @@ class FailOn(StrEnum):
     info = "info"
     warning = "warning"
     error = "error"
+    never = "never"
+
+
+class CronOption(StrEnum):
+    debian = "debian"
+    cronie = "cronie"
+    busybox = "busybox"
 
 
 class FileFormat(StrEnum):
@@ -91,13 +99,23 @@ def analyze_command(
     now: NowOption = None,
     next_count: NextOption = 3,
     fail_on: Annotated[
-        FailOn | None,
+        FailOn,
         typer.Option(
             "--fail-on",
-            help="Exit 1 when a finding has at least this severity (for CI).",
+            help="Exit 1 when a finding has at least this severity; 'never' always exits 0.",
             case_sensitive=False,
         ),
-    ] = None,
+    ] = FailOn.error,
+    cron: Annotated[
+        CronOption,
+        typer.Option(
+            "--cron",
+            help="Which cron reads the files: debian (Vixie, Debian/Ubuntu), cronie "
+            "(RHEL/Fedora/Arch: CRON_TZ, ~ ranges) or busybox (Alpine). See "
+            "docs/cron-flavours.md.",
+            case_sensitive=False,
+        ),
+    ] = CronOption.debian,
     durations: Annotated[
         Path | None,
         typer.Option(
@@ -123,18 +141,25 @@ def analyze_command(
     when = parse_now(now)
     zone = tz or host_timezone()
     check_zone(zone)
-    crontabs = load_files(files or [], hosts or [], system, file_format.value, _warn)
+    crontabs = load_files(files or [], hosts or [], system, file_format.value, _warn, cron.value)
     if not crontabs:
         raise UsageError("no crontab given: pass FILE…, '-' for stdin, or --system")
     timings = read_durations(_read_text(durations), str(durations)) if durations else None
-    report = analyze(crontabs, now=when, next_count=next_count, durations=timings, default_tz=zone)
+    report = analyze(
+        crontabs,
+        now=when,
+        next_count=next_count,
+        durations=timings,
+        default_tz=zone,
+        cron=cron.value,
+    )
     if as_json:
         write_report_json(report)
     elif markdown:
         sys.stdout.write(render_markdown(report))
     else:
         render_terminal(report)
-    if fail_on is not None and report.reaches(Severity(fail_on.value)):
+    if fail_on is not FailOn.never and report.reaches(Severity(fail_on.value)):
         raise typer.Exit(1)
 
 

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from migrate_cron.migration.switch import SwitchResult, Target
+    from migrate_cron.registry import Registry
 
 
 class FileFormat(StrEnum):
@@ -129,7 +130,10 @@ def migrate(
     from migrate_cron.registry import load_registry
 
     registry_path = Path(registry)
-    spec = load_registry(registry_path).get(name)  # unknown names fail before anything else
+    loaded = load_registry(registry_path)
+    if name not in loaded.jobs:
+        _explain_reboot(name, loaded, crontab, file_format)
+    spec = loaded.get(name)  # unknown names fail before anything else
     target = _target(registry_path, executable, database_url, table_prefix, url_from_env)
     if not dry_run and spec.mode != to.value:
         _check_database(database_url, table_prefix, name, to.value)
@@ -153,6 +157,28 @@ def migrate(
     for result in results:
         _explain_migrate(result, registry_path, dry_run)
     _next_steps(name, dry_run)
+
+
+def _explain_reboot(
+    name: str, loaded: Registry, crontab: list[str] | None, file_format: FileFormat | None
+) -> None:
+    """An @reboot line has no registry entry on purpose: say so (exit 0) rather than "no
+    job"; any other unknown name falls through to the registry's own error."""
+    from migrate_cron.crontab.sources import split_origin
+    from migrate_cron.migration.generation import reboot_line_named
+
+    paths = [split_origin(c)[1] for c in crontab or []] or [
+        source.file for spec in loaded for source in spec.sources
+    ]
+    where = reboot_line_named(name, paths, file_format.value if file_format else "auto")
+    if where is None:
+        return
+    info(
+        f"{name} ({where}) is an @reboot line: it runs once when cron starts, not on a "
+        "schedule, so generate left it on cron on purpose. Nothing to migrate; keep it in "
+        "the crontab (or make it a systemd unit)."
+    )
+    raise typer.Exit(0)
 
 
 def rollback(

@@ -131,10 +131,20 @@ class CrontabFile:
     def label(self) -> str:
         return f"{self.host}:{self.path}" if self.host else self.path
 
+    @property
+    def ignored(self) -> bool:
+        """Whether cron ignores the whole file (none of its lines runs): a file-level problem
+        such as ``file-ignored`` (Debian drops a system crontab with a bad line or no final
+        newline) or ``not-a-crontab``."""
+        return any(p.code in FILE_IGNORED for p in self.problems)
+
     def to_bytes(self) -> bytes:
         """The file exactly as it was read."""
         return "".join(line.raw for line in self.lines).encode(ENCODING, ERRORS)
 
+
+#: File-level problem codes that mean no line of the file runs.
+FILE_IGNORED = frozenset({"file-ignored", "not-a-crontab"})
 
 _ESCAPE = re.compile(r"\\(.)", re.S)
 

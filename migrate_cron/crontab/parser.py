@@ -18,7 +18,11 @@ The order of decisions follows cron's ``load_database``/``load_env``/``load_entr
    command and the rest is the job's stdin (``%`` → newline, ``\\%`` → ``%``), exactly as
    ``do_command.c`` does it.
 
-CRON_TZ (cronie) or TZ set above a job is recorded as its timezone.
+Which cron reads the file (``cron``: debian, cronie, busybox; see ``crontab.flavour``) decides
+the places where they differ: ``CRON_TZ`` sets the schedule zone only for cronie (``TZ`` never
+does: it only reaches the command's environment); cronie's ``a~b`` random values; busybox's
+``N/S``; and whether one bad line or a missing final newline makes the daemon ignore the whole
+file (Debian, for system crontabs: a file-level ``file-ignored`` problem).
 """
 
 from __future__ import annotations
@@ -41,6 +45,14 @@ from migrate_cron.crontab.entry import (
     Severity,
 )
 from migrate_cron.crontab.fields import MACRO_NAMES, MACROS, SPECS, ScheduleError
+from migrate_cron.crontab.flavour import (
+    Flavour,
+    flavour,
+    random_parts,
+    single_steps,
+    without_random,
+    without_single_steps,
+)
 from migrate_cron.crontab.schedule import Schedule
 
 FORMATS = ("auto", "user", "system")
@@ -139,10 +151,12 @@ _SPOOL_DIRS = ("/var/spool/cron/crontabs", "/var/spool/cron", "/etc/crontabs")
 
 @dataclass
 class _State:
-    """What cron carries from line to line: the environment so far and the timezone."""
+    """What cron carries from line to line: the environment so far and the timezone; which
+    cron reads the file."""
 
     env: dict[str, str]
     timezone: str | None
+    cron: Flavour
 
 
 @contextmanager
@@ -169,20 +183,24 @@ def parse_crontab(
     *,
     format: str = "auto",
     host: str | None = None,
+    cron: str = "debian",
 ) -> CrontabFile:
-    """Parse a whole file. ``format`` is "user", "system" or "auto" (decided per file)."""
+    """Parse a whole file. ``format`` is "user", "system" or "auto" (decided per file);
+    ``cron`` which daemon reads it ("debian", "cronie", "busybox")."""
     with gc_paused():
-        return _parse_crontab(data, path, format, host)
+        return _parse_crontab(data, path, format, host, flavour(cron))
 
 
-def _parse_crontab(data: str | bytes, path: str, format: str, host: str | None) -> CrontabFile:
+def _parse_crontab(
+    data: str | bytes, path: str, format: str, host: str | None, cron: Flavour
+) -> CrontabFile:
     text = data.decode(ENCODING, ERRORS) if isinstance(data, bytes) else data
     pieces = text.split("\n")
     raws = [p + "\n" for p in pieces[:-1]]
     if pieces[-1]:
         raws.append(pieces[-1])
     chosen, reason = _choose_format(path, raws, format)
-    state = _State(env={}, timezone=None)
+    state = _State(env={}, timezone=None, cron=cron)
     lines = [
         _parse_line(raw, number, path, chosen == "system", state)
         for number, raw in enumerate(raws, start=1)
@@ -198,6 +216,8 @@ def _parse_crontab(data: str | bytes, path: str, format: str, host: str | None) 
         last = lines[-1]
         lines[-1] = _with_problem(last, problem)
         file_problems = (problem,)
+    if chosen == "system":
+        file_problems += _whole_file_problems(lines, cron)
     return CrontabFile(
         path=path,
         lines=tuple(lines),
@@ -211,11 +231,36 @@ def _parse_crontab(data: str | bytes, path: str, format: str, host: str | None) 
     )
 
 
-def read_crontab(path: str, *, format: str = "auto", host: str | None = None) -> CrontabFile:
+def read_crontab(
+    path: str, *, format: str = "auto", host: str | None = None, cron: str = "debian"
+) -> CrontabFile:
     """Read and parse a file; OSError (missing, unreadable) propagates to the caller."""
     with open(path, "rb") as handle:
         data = handle.read()
-    return parse_crontab(data, path, format=format, host=host)
+    return parse_crontab(data, path, format=format, host=host, cron=cron)
+
+
+def _whole_file_problems(lines: list[CrontabLine], cron: Flavour) -> tuple[Problem, ...]:
+    """Debian's cron reads a system crontab (/etc/crontab, cron.d) all or nothing: on the
+    first line it rejects it logs "Syntax error, this crontab file will be ignored", and
+    without a final newline "Missing newline before EOF, this crontab file will be ignored"
+    (both messages are in the daemon, cron 3.0pl1); not one line of the file runs."""
+    bad = next((line for line in lines if line.kind is Kind.INVALID), None)
+    unterminated = bool(lines) and not lines[-1].raw.endswith("\n")
+    if bad is not None and cron.rejects_whole_file:
+        why = f"line {bad.number} is rejected ({bad.problems[0].message})"
+    elif unterminated and cron.newline_rejects_file:
+        why = "its last line has no newline"
+    else:
+        return ()
+    return (
+        Problem(
+            "file-ignored",
+            f"{cron.label} ignores this whole file, so none of its lines runs: {why}; "
+            'the daemon logs "this crontab file will be ignored" and runs nothing from it',
+            Severity.ERROR,
+        ),
+    )
 
 
 def split_percent(command: str) -> tuple[str, str | None]:
@@ -305,7 +350,7 @@ def _env_line(
     env = dict(state.env)
     env[name] = value
     state.env = env  # a new dict: lines above keep the one they saw
-    if name in ("CRON_TZ", "TZ") and not (name == "TZ" and "CRON_TZ" in env):
+    if name == "CRON_TZ" and state.cron.cron_tz:
         if _zone_ok(value):
             state.timezone = value
         else:
@@ -320,6 +365,8 @@ def _env_line(
                     field="timezone",
                 )
             )
+    elif name in ("CRON_TZ", "TZ"):
+        problems.append(_zone_not_schedule(name, value, state.cron, _skip_blanks(raw, 0) + 1))
     if "\r" in value:
         problems.append(_cr_problem())
     return CrontabLine(
@@ -332,6 +379,23 @@ def _env_line(
         env_value=value,
         problems=tuple(problems),
     )
+
+
+def _zone_not_schedule(name: str, value: str, cron: Flavour, column: int) -> Problem:
+    """TZ (every cron) and CRON_TZ (where the daemon ignores it) reach the commands'
+    environment only: the schedules keep running in the daemon's zone."""
+    if name == "TZ":
+        message = (
+            f'TZ="{value}" only sets the commands\' environment: {cron.label} schedules the '
+            "jobs below in the daemon's zone, not in this one"
+        )
+    else:
+        message = (
+            f'{cron.label} ignores CRON_TZ="{value}" for scheduling (it handles every job '
+            "in the daemon's single zone; CRON_TZ is a cronie feature): the jobs below run at "
+            "these hours in the daemon's zone"
+        )
+    return Problem("zone-not-schedule", message, Severity.WARNING, column=column, field="timezone")
 
 
 def _job_line(
@@ -371,12 +435,13 @@ def _job_line(
         columns = [start + match.start(i) + 1 for i in range(1, 6)]
         rest = match.group(6) or ""
         rest_column = start + match.start(6) + 1 if match.group(6) is not None else len(text) + 1
-    quartz = _quartz_problem(rest, rest_column, expr)
-    if quartz is not None:
-        return _invalid(raw, number, path, quartz)
+    expr, flavour_problems = _as_flavour_reads(expr, state.cron, columns[0])
+    quartz = _quartz_extra(rest, expr)
     try:
         _schedule(expr, state.timezone)
     except ScheduleError as exc:
+        if quartz is not None:
+            return _invalid(raw, number, path, _quartz_rejected(quartz, expr, rest_column, exc))
         column = columns[exc.index] if exc.index is not None else columns[0]
         reason = exc.reason
         if re.fullmatch(r"[A-Za-z]+", expr.split(" ", 1)[0]):
@@ -384,7 +449,16 @@ def _job_line(
         return _invalid(
             raw, number, path, Problem("bad-schedule", reason, column=column, field=exc.field)
         )
+    star = quartz is not None and quartz[0].startswith("*")
+    if (
+        star
+        and state.cron.star_command_rejected
+        and not (system and state.cron.user_before_star_check)
+    ):
+        assert quartz is not None
+        return _invalid(raw, number, path, _quartz_star(quartz, expr, rest_column, state.cron))
     user: str | None = None
+    user_column = rest_column
     if system:
         user_match = _TOKEN.match(rest)
         if user_match is None:
@@ -401,6 +475,7 @@ def _job_line(
                 ),
             )
         user = user_match.group()
+        user_column = rest_column
         after = _skip_blanks(rest, user_match.end())
         rest_column += after
         rest = rest[after:]
@@ -416,10 +491,14 @@ def _job_line(
                 field="command",
             ),
         )
+    if quartz is not None and system:
+        return _invalid(raw, number, path, _quartz_user(quartz, expr, user_column, user or ""))
     command, stdin = split_percent(rest)
-    problems: tuple[Problem, ...] = ()
+    problems: tuple[Problem, ...] = flavour_problems
+    if quartz is not None:
+        problems += (_quartz_runs(quartz, expr, rest_column, command),)
     if text.endswith("\r"):
-        problems = (_cr_problem(),)
+        problems += (_cr_problem(),)
     return CrontabLine(
         path,
         number,
@@ -435,7 +514,10 @@ def _job_line(
     )
 
 
-def _quartz_problem(rest: str, column: int, expr: str) -> Problem | None:
+def _quartz_extra(rest: str, expr: str) -> list[str] | None:
+    """The extra time fields at the start of the command when the line looks pasted from
+    Quartz or a seconds-field scheduler (``0 */5 * * * * php …``, ``0 30 2 * * ? cmd``), or
+    None. Cron itself never sees more than five fields: what follows is the command."""
     token = _TOKEN.match(rest)
     if token is None or expr.startswith("@") or not looks_like_field(token.group()):
         return None
@@ -445,14 +527,116 @@ def _quartz_problem(rest: str, column: int, expr: str) -> Problem | None:
     following = _TOKEN.match(rest, _skip_blanks(rest, token.end()))
     if following is not None and re.fullmatch(r"\*|\?|[0-9]{4}(-[0-9]{4})?", following.group()):
         extra.append(following.group())
+    return extra
+
+
+def _quartz_head(extra: list[str], expr: str) -> str:
     count = 5 + len(extra)
+    return (
+        f"{count} fields: looks like a Quartz or seconds-field expression pasted from another "
+        f'scheduler ("{expr} {" ".join(extra)}"); cron reads only the first 5 as the schedule'
+    )
+
+
+def _quartz_rejected(extra: list[str], expr: str, column: int, exc: ScheduleError) -> Problem:
     return Problem(
         "quartz",
-        f"{count} fields: looks like a Quartz or seconds-field expression pasted from another "
-        f'scheduler ("{expr} {" ".join(extra)}"); cron reads only 5 time fields and takes '
-        f'"{rest.strip()}" for the command',
+        f"{_quartz_head(extra, expr)}, and rejects this line: {exc.reason}",
         column=column,
     )
+
+
+def _quartz_star(extra: list[str], expr: str, column: int, cron: Flavour) -> Problem:
+    """Vixie-derived crons refuse a command that starts with ``*``: entry.c checks for it to
+    "catch a common typo", which is what a pasted seconds field is."""
+    return Problem(
+        "quartz",
+        f"{_quartz_head(extra, expr)}, so the command would start with "
+        f'"{extra[0]}": {cron.label} rejects this line ("bad command", its check for exactly '
+        "this mistake)",
+        column=column,
+    )
+
+
+def _quartz_user(extra: list[str], expr: str, column: int, user: str) -> Problem:
+    return Problem(
+        "quartz",
+        f'{_quartz_head(extra, expr)} and "{user}" as the user name, which no account has: '
+        'cron rejects this line ("bad username")',
+        column=column,
+        field="user",
+    )
+
+
+def _quartz_runs(extra: list[str], expr: str, column: int, command: str) -> Problem:
+    """What a user crontab really does with a pasted 6-field line: cron accepts it, runs it on
+    the first five fields, and hands the rest, extra field included, to the shell."""
+    first = extra[0]
+    if any(c in first for c in "*?["):
+        what = (
+            f'the shell expands "{first}" to the names of the files in the home directory and '
+            "runs the first of them as a program (or fails with "
+            f'"{first}: not found" when nothing matches)'
+        )
+    else:
+        what = f'the shell looks for a program called "{first}" and fails ("{first}: not found")'
+    return Problem(
+        "quartz",
+        f"{_quartz_head(extra, expr)}: cron accepts it, runs it {_describe(expr)} and "
+        f'runs the command "{command.strip()}": {what}; the intended command never runs',
+        Severity.ERROR,
+        column=column,
+    )
+
+
+def _describe(expr: str) -> str:
+    try:
+        return _schedule(expr, None).describe()
+    except ScheduleError:  # pragma: no cover - only called after the schedule parsed
+        return expr
+
+
+def _as_flavour_reads(expr: str, cron: Flavour, column: int) -> tuple[str, tuple[Problem, ...]]:
+    """The five fields as this cron reads them, and what it changed: cronie picks one value
+    for each ``a~b`` when it loads the file (shown here as the range's start); busybox reads
+    ``N/S`` as ``N``, the step ignored. Other crons reject both, as the field parser does."""
+    if expr.startswith("@") or ("~" not in expr and "/" not in expr):
+        return expr, ()  # the common case, checked first: 100,000 lines go through here
+    problems: list[Problem] = []
+    both = cron.random_ranges == "both"
+    if cron.random_ranges != "none" and (parts := random_parts(expr, both)):
+        expr = without_random(expr, tuple(spec.low for spec in SPECS), both)
+        if both:
+            message = (
+                f"{cron.label} accepts {', '.join(parts)} (its crontab -n passes it) but does "
+                "not document what it means (cronie picks a random value in the range): next "
+                "runs are shown for the range's start; write the value you mean"
+            )
+        else:
+            message = (
+                f"{cron.label} picks one random value in {', '.join(parts)} each time it loads "
+                "the file (next runs are shown for the range's start): the time is not fixed"
+            )
+        problems.append(
+            Problem(
+                "random-range",
+                message,
+                Severity.WARNING if both else Severity.INFO,
+                column=column,
+            )
+        )
+    if cron.single_value_step and (parts := single_steps(expr)):
+        expr = without_single_steps(expr)
+        problems.append(
+            Problem(
+                "step-ignored",
+                f"busybox crond reads {', '.join(parts)} as the single value before the slash: "
+                "the step is ignored, so it runs once where a repeat was meant",
+                Severity.ERROR,
+                column=column,
+            )
+        )
+    return expr, tuple(problems)
 
 
 def _invalid(raw: str, number: int, path: str, problem: Problem) -> CrontabLine:

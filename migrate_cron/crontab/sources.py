@@ -9,9 +9,10 @@ import os
 import re
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 
-from migrate_cron.crontab.entry import CrontabFile
+from migrate_cron.crontab.entry import CrontabFile, Problem, Severity
 from migrate_cron.crontab.parser import parse_crontab
 from migrate_cron.errors import UsageError
 
@@ -78,9 +79,12 @@ def load_files(
     system: bool,
     file_format: str,
     warn: Callable[[str], None],
+    cron: str = "debian",
 ) -> list[CrontabFile]:
     """The crontabs ``analyze`` was given: files, ``-`` for stdin, ``HOST:PATH`` labels, and
-    with ``system`` every crontab of this host; ``warn`` hears about files it skips."""
+    with ``system`` every crontab of this host; ``warn`` hears about files it skips. Among
+    several files, one that is surely not a crontab is kept with only a file-level
+    ``not-a-crontab`` error: cron would reject it, so it must not pass unnoticed."""
     from migrate_cron.crontab.parser import parse_crontab, read_crontab
 
     if len(hosts) > max(len(args), 1) and not system:
@@ -92,23 +96,31 @@ def load_files(
         host = prefix or host
         if path == "-":
             data = sys.stdin.buffer.read()
-            crontabs.append(parse_crontab(data, "-", format=file_format, host=host))
+            crontabs.append(parse_crontab(data, "-", format=file_format, host=host, cron=cron))
             continue
         if len(args) > 1 and os.path.isdir(path):
             warn(f"skipped {path}: a directory")
             continue
         try:
-            crontab = read_crontab(path, format=file_format, host=host)
+            crontab = read_crontab(path, format=file_format, host=host, cron=cron)
         except OSError as exc:
             raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
         reason = _not_a_crontab(crontab) if len(args) > 1 else None
         if reason:
-            warn(f"skipped {path}: {reason} (pass it alone to analyze it anyway)")
-            continue
+            warn(f"{path}: {reason}: cron would reject it (pass it alone to see every line)")
+            crontab = replace(crontab, problems=(*crontab.problems, _rejected(reason)))
         crontabs.append(crontab)
     if system:
-        crontabs.extend(_system_crontabs(file_format, hosts[0] if hosts else None, warn))
+        crontabs.extend(_system_crontabs(file_format, hosts[0] if hosts else None, warn, cron))
     return crontabs
+
+
+def _rejected(reason: str) -> Problem:
+    return Problem(
+        "not-a-crontab",
+        f"{reason}: cron would reject this file, so nothing in it runs",
+        Severity.ERROR,
+    )
 
 
 def _not_a_crontab(crontab: CrontabFile) -> str | None:
@@ -131,7 +143,7 @@ def _not_a_crontab(crontab: CrontabFile) -> str | None:
 
 
 def _system_crontabs(
-    file_format: str, host: str | None, warn: Callable[[str], None]
+    file_format: str, host: str | None, warn: Callable[[str], None], cron: str = "debian"
 ) -> list[CrontabFile]:
     from migrate_cron.crontab.parser import read_crontab
 
@@ -161,7 +173,7 @@ def _system_crontabs(
     for path, kind in found:
         try:
             chosen = kind if file_format == "auto" else file_format
-            crontabs.append(read_crontab(path, format=chosen, host=host))
+            crontabs.append(read_crontab(path, format=chosen, host=host, cron=cron))
         except OSError as exc:
             warn(f"skipped {path}: {exc.strerror or exc}")
     return crontabs

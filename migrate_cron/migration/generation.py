@@ -63,7 +63,7 @@ def proposed_jobs(
         path = str(Path(parsed.path).resolve())
         owner = user or spool_owner(parsed.path)
         for line in parsed.jobs:
-            reason = _skip_reason(line)
+            reason = _IGNORED_FILE if parsed.ignored else _skip_reason(line)
             if reason:
                 skipped.append(Skipped(parsed.path, line.number, reason))
                 continue
@@ -90,6 +90,11 @@ def proposed_jobs(
     skipped.sort(key=lambda s: (s.file, s.line))
     return jobs, skipped
 
+
+_IGNORED_FILE = (
+    "cron ignores this whole file (a rejected line or no final newline in a system crontab): "
+    "the line has never run; fix the file first"
+)
 
 _LOCKED = (
     "\nconcurrency 1, overlap skip: the line had a lock wrapper; the queue now runs one at a "
@@ -232,3 +237,28 @@ def generate_registry(
         if written:
             atomic_write(output, after.encode("utf-8"))
     return GenerateResult(str(output), tuple(actions), tuple(skipped), before, after, written)
+
+
+def reboot_line_named(name: str, paths: Sequence[str], file_format: str = "auto") -> str | None:
+    """Where the ``@reboot`` line that ``analyze`` names ``name`` is (``FILE:LINE``), or None.
+
+    ``generate`` leaves @reboot lines on cron on purpose (they run when cron starts, not on a
+    schedule), so they have no registry entry; ``migrate`` uses this to say so instead of
+    "no job". Unreadable files are passed over: this only explains a refusal.
+    """
+    from datetime import UTC, datetime
+
+    from migrate_cron.analysis.report import analyze
+    from migrate_cron.crontab.parser import read_crontab
+
+    files = []
+    for path in dict.fromkeys(paths):
+        try:
+            files.append(read_crontab(path, format=file_format))
+        except OSError:
+            continue
+    report = analyze(files, now=datetime(2000, 1, 1, tzinfo=UTC), next_count=0)
+    for job in report.jobs:
+        if job.job.name == name and job.job.line.is_reboot:
+            return job.job.line.location
+    return None

@@ -16,11 +16,13 @@ def report_for(
     tz: str = "UTC",
     durations: dict[str, float] | None = None,
     files: list[tuple[str, str | None]] | None = None,
+    cron: str = "debian",
 ) -> Report:
     """``files`` repeats ``text`` under several (path, host) labels."""
     text = text if text.endswith("\n") else text + "\n"
     crontabs = [
-        parse_crontab(text, path, host=host) for path, host in (files or [("crontab", None)])
+        parse_crontab(text, path, host=host, cron=cron)
+        for path, host in (files or [("crontab", None)])
     ]
     return analyze(crontabs, now=NOW, durations=durations, default_tz=tz)
 

@@ -153,7 +153,8 @@ def test_dst_window_for_fixed_time_jobs_only() -> None:
     assert "dst-window" not in rules("30 2 * * 1-5 /bin/x", tz="Europe/Berlin")  # never Sunday
     assert "dst-window" not in rules("30 2 * * * /bin/x", tz="UTC")
     assert "dst-window" not in rules("30 * * * * /bin/x", tz="Europe/Berlin")  # wildcard hour
-    assert "dst-window" in rules("CRON_TZ=America/New_York\n30 1 * * * /bin/x\n")
+    assert "dst-window" in rules("CRON_TZ=America/New_York\n30 1 * * * /bin/x\n", cron="cronie")
+    assert "dst-window" not in rules("CRON_TZ=America/New_York\n30 1 * * * /bin/x\n")  # Debian
 
 
 def test_reboot() -> None:

@@ -28,6 +28,8 @@ CASES = {
     "backups": ["samples/backups.crontab"],
     "workers": ["samples/workers.crontab", "--durations", "samples/durations.csv"],
     "nightly-loaders": ["samples/nightly-loaders.crontab"],
+    # cronie schedules in CRON_TZ (America/New_York); Debian (the case above) ignores it.
+    "nightly-loaders-cronie": ["samples/nightly-loaders.crontab", "--cron", "cronie"],
     "pasted-quartz": ["samples/pasted-quartz.crontab"],
     "no-newline": ["samples/no-newline.crontab"],
     "web-hosts": ["web1:samples/web1.crontab", "web2:samples/web2.crontab"],
@@ -49,8 +51,8 @@ def test_golden_json(case: str) -> None:
     code, out = invoke(
         "analyze", *CASES[case], "--json", "--now", NOW, "--next", "3", "--tz", "Europe/Berlin"
     )
-    assert code == 0
     document = json.loads(out)
+    assert code == (1 if document["summary"]["findings"]["error"] else 0)
     document.pop("generator")
     path = GOLDEN / f"{case}.json"
     if os.environ.get("UPDATE_GOLDEN"):
@@ -71,7 +73,9 @@ def test_every_sample_has_a_golden_case() -> None:
 
 
 def test_json_schema_essentials() -> None:
-    _, out = invoke("analyze", "samples/shop.crontab", "--json", "--now", NOW, "--next", "2")
+    _, out = invoke(
+        "analyze", "samples/shop.crontab", "--json", "--now", NOW, "--next", "2", "--cron", "cronie"
+    )
     doc = json.loads(out)
     assert doc["schema_version"] == 1
     entry = next(e for e in doc["entries"] if e["name"] == "invoices-export")
@@ -91,7 +95,7 @@ def test_json_schema_essentials() -> None:
     ):
         assert key in entry
     assert entry["line"] == 15
-    assert entry["timezone"] == "Europe/Berlin"  # from CRON_TZ in the file
+    assert entry["timezone"] == "Europe/Berlin"  # from CRON_TZ in the file (cronie honours it)
     assert len(entry["next_runs"]) == 2
     assert entry["recommendation"]["action"] == "schedule+enqueue"
     percent = next(e for e in doc["entries"] if e["line"] == 24)
@@ -110,7 +114,7 @@ def test_large_documents_are_still_valid_json(tmp_path: Path) -> None:
 
 def test_markdown_for_a_ticket() -> None:
     code, out = invoke("analyze", "samples/shop.crontab", "--markdown", "--now", NOW)
-    assert code == 0
+    assert code == 1  # line 24's unescaped % is an error finding
     assert out.startswith("# Crontab analysis")
     assert "## `samples/shop.crontab`" in out
     assert "| 15 | `30 2 * * *` at 02:30 every day |" in out
@@ -120,7 +124,7 @@ def test_markdown_for_a_ticket() -> None:
 
 def test_terminal_output_reads_as_tables_and_fixes() -> None:
     code, out = invoke("analyze", "samples/shop.crontab", "--now", NOW, "--tz", "Europe/Berlin")
-    assert code == 0
+    assert code == 1
     assert "samples/shop.crontab — 8 jobs, user format" in out
     assert "fix:" in out and "Summary" in out and "Migrate first" in out
 
@@ -189,8 +193,12 @@ def test_exit_codes_of_the_installed_command(tmp_path: Path) -> None:
     )
     assert failing.returncode == 1
     assert json.loads(failing.stdout)["summary"]["rejected"] == 8
-    below = run_cli("analyze", "samples/etc-crontab", "--fail-on", "info", cwd=ROOT)
-    assert below.returncode == 0
+    quiet = tmp_path / "quiet"
+    quiet.write_text("30 3 * * * /usr/local/bin/backup-db >> /var/log/backup.log 2>&1\n")
+    below = run_cli("analyze", str(quiet), "--fail-on", "info", "--tz", "UTC")
+    assert below.returncode == 0, below.stdout  # not one finding, not even info
+    infos = run_cli("analyze", "samples/etc-crontab", "--fail-on", "info", cwd=ROOT)
+    assert infos.returncode == 1  # its anacron guards are info findings
     missing = run_cli("analyze", "samples/does-not-exist", cwd=ROOT)
     assert missing.returncode == 2
     assert "samples/does-not-exist" in missing.stderr and "No such file" in missing.stderr
@@ -222,3 +230,51 @@ def test_explain_rejects_quartz_with_exit_2() -> None:
     result = run_cli("explain", "0 30 2 * * ?")
     assert result.returncode == 2
     assert "6 fields: looks like a Quartz" in " ".join(result.stderr.split())
+
+
+# -- exit codes, whole files, flavours -----------------------------------------------------
+
+
+def test_errors_exit_1_by_default_and_never_opts_out(tmp_path: Path) -> None:
+    crontab = tmp_path / "crontab"
+    crontab.write_text("0 */5 * * * * php /srv/shop/artisan orders:sync\n")
+    code, out = invoke("analyze", str(crontab), "--json", "--now", NOW, "--cron", "busybox")
+    assert code == 1
+    entry = json.loads(out)["entries"][0]
+    assert entry["command"] == "* php /srv/shop/artisan orders:sync"
+    assert [f["rule"] for f in entry["findings"] if f["severity"] == "error"] == ["syntax/quartz"]
+    assert invoke("analyze", str(crontab), "--fail-on", "never", "--now", NOW)[0] == 0
+    assert invoke("analyze", "samples/etc-crontab", "--now", NOW)[0] == 0  # no error: exit 0
+
+
+def test_an_ignored_cron_d_file_shows_no_next_runs(tmp_path: Path) -> None:
+    cron_d = tmp_path / "cron.d"
+    cron_d.mkdir()
+    (cron_d / "backup").write_text(
+        "0 2 * * * root /usr/local/bin/backup\n0 3 * * * /usr/local/bin/no-user-field\n"
+    )
+    code, out = invoke("analyze", str(cron_d / "backup"), "--json", "--now", NOW, "--tz", "UTC")
+    assert code == 1
+    doc = json.loads(out)
+    assert doc["files"][0]["ignored"] is True
+    assert doc["entries"][0]["next_runs"] == []
+    whole = [f for f in doc["findings"] if f["rule"] == "syntax/file-ignored"]
+    assert len(whole) == 1 and whole[0]["line"] == 0 and whole[0]["severity"] == "error"
+    code, text = invoke("analyze", str(cron_d / "backup"), "--now", NOW, "--tz", "UTC")
+    flat = " ".join(text.split())
+    assert "Debian's cron ignores this whole file" in flat and "never: file" in flat
+    cronie = invoke("analyze", str(cron_d / "backup"), "--json", "--now", NOW, "--cron", "cronie")
+    assert json.loads(cronie[1])["entries"][0]["next_runs"]
+
+
+def test_a_file_cron_would_reject_among_many_is_an_error(tmp_path: Path) -> None:
+    script = tmp_path / "deploy.sh"
+    script.write_text("#!/bin/sh\nset -e\nrsync -a build/ /srv/app/\n")
+    result = CliRunner().invoke(
+        app, ["analyze", "samples/etc-crontab", str(script), "--json", "--now", NOW]
+    )
+    assert result.exit_code == 1
+    doc = json.loads(result.stdout)
+    (finding,) = [f for f in doc["findings"] if f["rule"] == "syntax/not-a-crontab"]
+    assert finding["file"] == str(script) and finding["severity"] == "error"
+    assert "cron would reject" in result.stderr

@@ -334,3 +334,21 @@ def test_every_rewritten_system_line_keeps_its_user(tmp_path: Path) -> None:
         assert [j.user for j in after.jobs] == users_before, sample
         checked += 1
     assert checked >= 2, "no system crontab among the samples and fixtures"
+
+
+def test_migrate_an_reboot_line_says_it_stays_on_cron(
+    tmp_path: Path, project: dict[str, str]
+) -> None:
+    """generate leaves @reboot lines on cron; migrate says so instead of "no job"."""
+    crontab = write(
+        tmp_path / "crontab",
+        "0 3 * * * /usr/local/bin/backup-db\n"
+        "@reboot cd /var/www/shop && php artisan queue:restart\n",
+    )
+    cli(project, tmp_path, "generate", "registry", str(crontab), "--format", "user")
+    proc = cli(project, tmp_path, "migrate", "queue-restart", "--crontab", str(crontab))
+    said = " ".join(proc.stderr.split())
+    assert "is an @reboot line" in said and "left it on cron on purpose" in said
+    assert f"{crontab}:2" in said
+    unknown = cli(project, tmp_path, "migrate", "no-such-job", code=1)
+    assert "no job 'no-such-job'" in unknown.stderr

@@ -48,18 +48,21 @@ def test_env_applies_to_the_jobs_below_only() -> None:
     assert (env_line.env_name, env_line.env_value) == ("X", "1")
 
 
-def test_cron_tz_and_tz_set_the_timezone_of_later_jobs() -> None:
-    parsed = parse_crontab(
-        "0 1 * * * a\nCRON_TZ=Europe/Berlin\n0 2 * * * b\nTZ=America/New_York\n0 3 * * * c\n",
-        "t",
-    )
-    assert [j.timezone for j in parsed.jobs] == [None, "Europe/Berlin", "Europe/Berlin"]
-    only_tz = parse_crontab("TZ=Asia/Tokyo\n0 3 * * * c\n", "t")
-    assert only_tz.jobs[0].timezone == "Asia/Tokyo"
+def test_cron_tz_sets_the_timezone_of_later_jobs_in_cronie_only() -> None:
+    text = "0 1 * * * a\nCRON_TZ=Europe/Berlin\n0 2 * * * b\nTZ=America/New_York\n0 3 * * * c\n"
+    cronie = parse_crontab(text, "t", cron="cronie")
+    assert [j.timezone for j in cronie.jobs] == [None, "Europe/Berlin", "Europe/Berlin"]
+    debian = parse_crontab(text, "t")
+    assert [j.timezone for j in debian.jobs] == [None, None, None]
+    assert [p.code for p in debian.lines[1].problems] == ["zone-not-schedule"]
+    only_tz = parse_crontab("TZ=Asia/Tokyo\n0 3 * * * c\n", "t", cron="cronie")
+    assert only_tz.jobs[0].timezone is None
+    assert only_tz.jobs[0].env == {"TZ": "Asia/Tokyo"}
+    assert "only sets the commands' environment" in only_tz.lines[0].problems[0].message
 
 
 def test_unknown_cron_tz_is_reported_on_its_line() -> None:
-    parsed = parse_crontab("CRON_TZ=Mars/Base\n0 3 * * * c\n", "t")
+    parsed = parse_crontab("CRON_TZ=Mars/Base\n0 3 * * * c\n", "t", cron="cronie")
     problem = parsed.lines[0].problems[0]
     assert problem.code == "bad-timezone"
     assert "Mars/Base" in problem.message

@@ -68,6 +68,8 @@ def render_terminal(report: Report) -> None:
     for crontab in report.files:
         jobs = by_file.get((crontab.host, crontab.path), [])
         title = f"{crontab.label} — {len(jobs)} jobs, {crontab.format} format"
+        if crontab.ignored:
+            title += " — CRON IGNORES THIS WHOLE FILE"
         table = Table(title=title, title_justify="left", show_lines=False, expand=False)
         table.add_column("Line", justify="right", style="dim")
         table.add_column("Schedule")
@@ -85,6 +87,8 @@ def render_terminal(report: Report) -> None:
             nxt = (
                 r.next_runs[0].astimezone(zone(r.job.timezone)).strftime("%a %m-%d %H:%M")
                 if r.next_runs
+                else "never: file ignored"
+                if crontab.ignored
                 else "at boot"
             )
             findings = Text()
@@ -168,9 +172,13 @@ def _print_summary(console: Console, report: Report) -> None:
     if first:
         names = ", ".join(f"{p.name} ({p.ref}, {p.category})" for p in first)
         console.print(f"Migrate first: {names}")
+    from migrate_cron.crontab.flavour import flavour
+
+    cron = flavour(report.cron)
+    zones = "unless a file sets CRON_TZ" if cron.cron_tz else "CRON_TZ and TZ never move them"
     console.print(
-        f"[dim]Times in {report.default_tz} unless a file sets CRON_TZ; next runs after "
-        f"{iso_z(report.now)}.[/dim]"
+        f"[dim]Read as {cron.label} reads them. Times in {report.default_tz} (the daemon's "
+        f"zone; {zones}); next runs after {iso_z(report.now)}.[/dim]"
     )
 
 
@@ -210,7 +218,13 @@ def render_markdown(report: Report) -> str:
         out.append("|---:|---|---:|---|---|---|---|")
         for r in jobs:
             line = r.job.line
-            nxt = iso_z(r.next_runs[0]) if r.next_runs else "at boot"
+            nxt = (
+                iso_z(r.next_runs[0])
+                if r.next_runs
+                else "never: file ignored"
+                if crontab.ignored
+                else "at boot"
+            )
             findings = ", ".join(f"`{f.rule}`" for f in r.findings) or "—"
             rec = f"**{r.classification.recommendation}** (missed: {r.classification.policy})"
             out.append(

@@ -1,0 +1,87 @@
+"""Shell rules on lines modelled on real crontabs: bash syntax under /bin/sh, pipelines that
+hide a failure, anacron/systemd guards, unreplaced @placeholder@ tokens."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.analysis.helpers import job, rules
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        ("*/5 * * * * source /home/app/.env && php /srv/app/artisan schedule:run", "source"),
+        ("0 3 * * * cd /srv && source venv/bin/activate && python sync.py", "source"),
+        ("0 3 * * * /usr/local/bin/backup.sh &>> /var/log/backup.log", "&>>"),
+        ("0 3 * * * /usr/local/bin/backup.sh &> /dev/null", "&>"),
+        ("0 * * * * [[ -f /var/run/app.flag ]] && /opt/app/run.sh", "[["),
+        ("0 1 * * * diff <(ls /a) <(ls /b) > /tmp/diff.txt", "<(…)"),
+    ],
+)
+def test_bash_syntax_under_sh_is_an_error(line: str, said: str) -> None:
+    finding = next(f for f in job(line).findings if f.rule == "bashism")
+    assert finding.severity == "error"
+    assert f"`{said}`" in finding.message and "/bin/sh" in finding.message
+
+
+def test_bash_syntax_is_fine_when_the_file_sets_a_bash_shell() -> None:
+    assert "bashism" not in rules("SHELL=/bin/bash\n0 3 * * * source /etc/app.env && /opt/x")
+    # The same command under /bin/sh in another file still gets it (per-line cache keyed by SHELL).
+    text = "0 3 * * * source /etc/app.env && /opt/x"
+    assert "bashism" in rules(f"SHELL=/bin/bash\n{text}\nSHELL=/bin/sh\n{text}")
+
+
+def test_no_bashism_in_sh_syntax() -> None:
+    for line in (
+        "0 3 * * * . /etc/app.env && /opt/x >> /var/log/x.log 2>&1",
+        "0 * * * * [ -f /var/run/app.flag ] && /opt/app/run.sh",
+        "0 * * * * /opt/resource-sync --source=/data",
+        "0 * * * * test -x /opt/x || true",
+    ):
+        assert "bashism" not in rules(line), line
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "0 2 * * * /usr/local/bin/db-dump | gzip > /backup/db.sql.gz",
+        '0 6 * * * /opt/reports/daily.sh | mail -s "daily report" ops@example.com',
+        "*/10 * * * * /opt/app/check.sh 2>&1 | logger -t check",
+    ],
+)
+def test_a_pipeline_hides_the_commands_exit_status(line: str) -> None:
+    finding = next(f for f in job(line).findings if f.rule == "pipe-status")
+    assert finding.severity == "warning" and "last command of a pipeline" in finding.message
+
+
+def test_no_pipe_status_finding_without_a_pipe_or_with_pipefail() -> None:
+    assert "pipe-status" not in rules("0 2 * * * /opt/x || /opt/alert")
+    assert "pipe-status" not in rules(
+        "SHELL=/bin/bash\n0 2 * * * set -o pipefail; /usr/local/bin/db-dump | gzip > /b.gz"
+    )
+
+
+def test_anacron_and_systemd_guards_make_the_line_a_fallback() -> None:
+    anacron = job(
+        "25 6 * * * test -x /usr/sbin/anacron || { cd / && run-parts --report /etc/cron.daily; }"
+    )
+    finding = next(f for f in anacron.findings if f.rule == "distro-guard")
+    assert "anacron is installed the line does nothing" in finding.message
+    systemd = job(
+        "09,39 * * * * [ -x /usr/lib/php/sessionclean ] && if [ ! -d /run/systemd/system ]; "
+        "then /usr/lib/php/sessionclean; fi"
+    )
+    assert any(f.rule == "distro-guard" for f in systemd.findings)
+    assert "distro-guard" not in rules("0 1 * * * /usr/sbin/anacron -s")
+
+
+def test_unreplaced_placeholders_are_an_error() -> None:
+    finding = next(
+        f
+        for f in job("*/10 * * * * @PHP_BIN@ /var/www/app/cron.php").findings
+        if f.rule == "placeholder"
+    )
+    assert finding.severity == "error" and "@PHP_BIN@" in finding.message
+    assert "placeholder" not in rules("0 1 * * * mail -s x ops@example.com admin@example.org")
+    assert "placeholder" not in rules("0 1 * * * /usr/bin/notify --to=@ops")
