@@ -350,5 +350,5 @@ def test_migrate_an_reboot_line_says_it_stays_on_cron(
     said = " ".join(proc.stderr.split())
     assert "is an @reboot line" in said and "left it on cron on purpose" in said
     assert f"{crontab}:2" in said
-    unknown = cli(project, tmp_path, "migrate", "no-such-job", code=1)
+    unknown = cli(project, tmp_path, "migrate", "no-such-job", code=2)
     assert "no job 'no-such-job'" in unknown.stderr
