@@ -165,17 +165,26 @@ def analyze_command(
 
 def explain_command(
     expr: Annotated[str, typer.Argument(help='A cron expression, e.g. "30 2 * * 1-5" or @daily.')],
-    tz: Annotated[str, typer.Option("--tz", help="IANA timezone the schedule runs in.")] = "UTC",
-    next_count: NextOption = 5,
+    tz: Annotated[
+        str | None,
+        typer.Option(
+            "--tz",
+            help="IANA timezone the schedule runs in (default: this host's).",
+            metavar="ZONE",
+        ),
+    ] = None,
+    next_count: NextOption = 3,
     now: NowOption = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """The expression in words and its next runs (same semantics as analyze)."""
+    """The expression in words and its next runs (same semantics and defaults as analyze)."""
     from migrate_cron.cli.render.analyze import iso_z, rate, write_json
     from migrate_cron.crontab.dst import day_rule_notes, dst_notes
     from migrate_cron.crontab.schedule import Schedule, ScheduleError
+    from migrate_cron.crontab.timezone import host_timezone
     from migrate_cron.crontab.timezone import zone as zone_info
 
+    tz = tz or host_timezone()
     when = parse_now(now)
     try:
         schedule = Schedule.parse(expr, tz, allow_reboot=True)
