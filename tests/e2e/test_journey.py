@@ -43,7 +43,8 @@ def test_the_journey_of_one_line(
     store = open_store(db_url, prefix=table_prefix)
     try:
         # 1. analyze, 2. plan: the hand-over poller first, the framework scheduler left alone
-        assert "orders-push-erp" in cli("analyze", "shop.crontab")
+        # exit 1: line 24's unescaped % is an error finding (the default --fail-on error)
+        assert "orders-push-erp" in cli("analyze", "shop.crontab", code=1)
         plan = json.loads(run_cli("plan", "shop.crontab", "--json", env=env, cwd=tmp_path).stdout)
         assert [p["step"] for p in plan] == sorted(p["step"] for p in plan)
         first = plan[0]
