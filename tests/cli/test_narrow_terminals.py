@@ -99,3 +99,29 @@ def test_jobs_list_keeps_whole_kind_names(
     for name in NAMES:
         assert name in done.stdout
     assert all(len(line) <= int(columns) for line in done.stdout.splitlines())
+
+
+def test_analyze_in_an_80_column_terminal_keeps_every_column(tmp_path: Path) -> None:
+    """In a real terminal (a pty from util-linux's ``script``), 80 columns: no clipped "Do"."""
+    import re
+    import shlex
+    import shutil
+    import subprocess
+
+    from tests.conftest import cli_path
+
+    shutil.copy(Path(__file__).parents[2] / "samples" / "shop.crontab", tmp_path / "shop.crontab")
+    inner = f"stty cols 80; {shlex.quote(cli_path())} analyze shop.crontab"
+    done = subprocess.run(
+        ["script", "-qec", inner, "/dev/null"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    text = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", done.stdout).replace("\r", "")
+    assert done.returncode == 1, text  # the sample has error findings
+    lines = text.splitlines()
+    assert all(len(line) <= 80 for line in lines), max(lines, key=len)
+    assert "  Do queue · missed: skip · 4/4 sentences" in lines
+    assert not [line for line in lines if line.rstrip().endswith("…")]  # nothing clipped

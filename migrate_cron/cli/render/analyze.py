@@ -61,6 +61,8 @@ def render_terminal(report: Report) -> None:
     from rich.table import Table
     from rich.text import Text
 
+    from migrate_cron.cli.render.fit import FitOrStack
+
     console = _stdout_console()
     by_file: dict[tuple[str | None, str], list[JobReport]] = {}
     for job in report.jobs:
@@ -115,7 +117,9 @@ def render_terminal(report: Report) -> None:
                 findings,
                 action,
             )
-        console.print(table)
+        # A terminal narrower than the table gets stacked records, not a clipped "Do" column;
+        # piped output keeps its fixed 140-column table (scripts use --json).
+        console.print(FitOrStack(table) if console.is_terminal else table)
         console.print(f"[dim]{crontab.format_reason}[/dim]")
         if crontab.format_inferred:
             console.print(

@@ -34,7 +34,7 @@ class FitOrStack:
         columns = [list(c.cells) for c in table.columns]
         width = max(options.max_width, 20)
         for row in range(table.row_count):
-            cells = [_text(col[row]) for col in columns]
+            cells = [_one_line(_text(col[row])) for col in columns]
             head = Text.assemble((f"{headers[0]} ", "dim"), cells[0], style="bold")
             yield from head.wrap(console, width, overflow="fold")
             line = Text(INDENT)
@@ -46,13 +46,12 @@ class FitOrStack:
                 if line.plain.strip() and line.cell_len + len(GAP) + pair.cell_len > width:
                     yield line
                     line = Text(INDENT)
+                if len(INDENT) + pair.cell_len > width:  # longer than a line: fold, indented
+                    for part in pair.wrap(console, width - len(INDENT), overflow="fold"):
+                        yield Text(INDENT) + part
+                    continue
                 if line.plain.strip():
                     line.append(GAP)
-                if len(INDENT) + pair.cell_len > width:  # longer than a line: fold it
-                    line.append_text(pair)
-                    yield from line.wrap(console, width, overflow="fold")
-                    line = Text(INDENT)
-                    continue
                 line.append_text(pair)
             if line.plain.strip():
                 yield line
@@ -84,6 +83,13 @@ def needed_width(table: Table) -> int:
 
 def _line_lens(text: Text) -> list[int]:
     return [Text(line).cell_len for line in text.plain.splitlines() or [""]]
+
+
+def _one_line(text: Text) -> Text:
+    """A cell's lines joined with " · ": in a record, a line break would read as a new field."""
+    if "\n" not in text.plain:
+        return text
+    return Text(" · ").join(part for part in text.split("\n") if part.plain.strip())
 
 
 def _text(value: object, style: str = "") -> Text:
