@@ -87,6 +87,14 @@ class PostgresStore(Store):
         ).returning(pk)
         return conn.execute(stmt).scalar_one_or_none()
 
+    def _insert_many_if_absent(
+        self, conn: Connection, table: Any, rows: list[dict[str, Any]]
+    ) -> int:
+        if not rows:
+            return 0
+        stmt = pg_insert(table).values(rows).on_conflict_do_nothing()
+        return int(conn.execute(stmt).rowcount or 0)
+
     def _claim(
         self,
         conn: Connection,
