@@ -85,13 +85,14 @@ class MySQLStore(Store):
         if not rows:
             return 0
         kinds = {row["kind"] for row in rows}
-        existing = set(
-            conn.execute(
+        existing = {
+            (kind, ref)
+            for kind, ref in conn.execute(
                 select(table.c.kind, table.c.ref).where(
                     table.c.kind.in_(kinds), table.c.ref.in_([row["ref"] for row in rows])
                 )
-            ).tuples()
-        )
+            )
+        }
         fresh = [row for row in rows if (row["kind"], row["ref"]) not in existing]
         if not fresh:
             return 0

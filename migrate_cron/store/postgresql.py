@@ -92,8 +92,10 @@ class PostgresStore(Store):
     ) -> int:
         if not rows:
             return 0
-        stmt = pg_insert(table).values(rows).on_conflict_do_nothing()
-        return int(conn.execute(stmt).rowcount or 0)
+        pk = next(iter(table.primary_key.columns))
+        # RETURNING counts what was inserted: a multi-row statement's rowcount is not reliable.
+        stmt = pg_insert(table).values(rows).on_conflict_do_nothing().returning(pk)
+        return len(conn.execute(stmt).all())
 
     def _claim(
         self,

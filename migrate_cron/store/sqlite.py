@@ -58,8 +58,10 @@ class SQLiteStore(Store):
     ) -> int:
         if not rows:
             return 0
-        stmt = sqlite_insert(table).values(rows).on_conflict_do_nothing()
-        return int(conn.execute(stmt).rowcount or 0)
+        pk = next(iter(table.primary_key.columns))
+        # RETURNING counts what was inserted: a multi-row statement's rowcount is not reliable.
+        stmt = sqlite_insert(table).values(rows).on_conflict_do_nothing().returning(pk)
+        return len(conn.execute(stmt).all())
 
     def _claim(
         self,
