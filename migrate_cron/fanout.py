@@ -115,7 +115,7 @@ def parse_line(text: str) -> Item:
     try:
         when = parse_time(run_at) if run_at is not None else None
     except UsageError as exc:
-        raise ValueError(str(exc)) from None
+        raise ValueError(f'"run_at": {exc}') from None
     return Item(ref, data.get("payload"), when)
 
 
