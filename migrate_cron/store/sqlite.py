@@ -60,8 +60,8 @@ class SQLiteStore(Store):
             return 0
         pk = next(iter(table.primary_key.columns))
         # RETURNING counts what was inserted: a multi-row statement's rowcount is not reliable.
-        stmt = sqlite_insert(table).values(rows).on_conflict_do_nothing().returning(pk)
-        return len(conn.execute(stmt).all())
+        stmt = sqlite_insert(table).on_conflict_do_nothing().returning(pk)
+        return len(conn.execute(stmt, rows).all())
 
     def _claim(
         self,
