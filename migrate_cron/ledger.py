@@ -10,7 +10,7 @@ insert lets exactly one win; the other is told the key is held (exit 3 for ``onc
 not wait, because a holder that crashed would make it wait forever.
 
 An effect *inside* the database (a row written in the same transaction) needs no doubt at all:
-``Ledger.once(key, conn=conn)`` records ``done`` in the caller's transaction, so the mark and
+``EffectLedger.once(key, conn=conn)`` records ``done`` in the caller's transaction, so the mark and
 the effect commit together or not at all.
 """
 
@@ -79,7 +79,7 @@ def _alive(who: str | None) -> bool | None:
     return True
 
 
-class Ledger:
+class EffectLedger:
     """The side-effect ledger of one store, for application code and handlers."""
 
     def __init__(self, store: Store) -> None:

@@ -1,4 +1,4 @@
-"""``Ledger.once`` for application code, on every backend: the body runs once per key; in the
+"""``EffectLedger.once`` for application code, on every backend: the body runs once per key; in the
 caller's transaction the mark commits or rolls back with the caller's own writes."""
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ import pytest
 from sqlalchemy import insert, select
 
 from migrate_cron.errors import EffectInDoubt
-from migrate_cron.ledger import Ledger, holder
+from migrate_cron.ledger import EffectLedger, holder
 from migrate_cron.store import Store
 
 
 def test_body_runs_once_and_a_raising_body_is_recorded_failed(store: Store) -> None:
-    ledger = Ledger(store)
+    ledger = EffectLedger(store)
     sent: list[str] = []
     for _ in range(2):
         with ledger.once("invoice:8812:send") as first:
@@ -32,12 +32,12 @@ def test_body_runs_once_and_a_raising_body_is_recorded_failed(store: Store) -> N
 
 def test_a_key_in_doubt_is_refused(store: Store) -> None:
     store.effect_begin("k", holder=f"{holder().rpartition(':')[0]}:{os.getpid()}")
-    with pytest.raises(EffectInDoubt, match="still running"), Ledger(store).once("k"):
+    with pytest.raises(EffectInDoubt, match="still running"), EffectLedger(store).once("k"):
         pass
 
 
 def test_in_the_callers_transaction_the_mark_and_the_write_go_together(store: Store) -> None:
-    ledger, job = Ledger(store), store.tables.job
+    ledger, job = EffectLedger(store), store.tables.job
     now = store.db_now()
     row = {"kind": "audit", "state": "done", "run_at": now, "created_at": now}
     with store.engine.connect() as conn:

@@ -75,7 +75,7 @@ def once(
 ) -> None:
     """See ``HELP``."""
     from migrate_cron.cli.common import open_store
-    from migrate_cron.errors import DatabaseUnavailable, UsageError
+    from migrate_cron.errors import DatabaseUnavailable, EffectInDoubt, UsageError
     from migrate_cron.ledger import check_key, run_once
 
     check_key(key)
@@ -91,6 +91,13 @@ def once(
     store = open_store(database_url, table_prefix)
     try:
         result = run_once(store, key, argv, ttl=seconds, retry_attempted=retry_attempted)
+    except EffectInDoubt as exc:
+        if as_json:  # the refusal as data too; the error line still goes to stderr
+            from migrate_cron.cli.common import print_json
+
+            print_json({"key": key, "ran": False, "in_doubt": True, "holder": exc.holder,
+                        "attempted_at": exc.attempted_at})  # fmt: skip
+        raise
     except DatabaseUnavailable as exc:
         sys.stderr.write(f"migrate-cron once: {exc}; {key!r} not run\n")
         raise typer.Exit(EX_TEMPFAIL) from None
@@ -110,6 +117,7 @@ def once(
             {
                 "key": key,
                 "ran": result.ran,
+                "in_doubt": False,
                 "exit_code": result.exit_code,
                 "recorded": result.recorded,
                 "effect": result.effect if not result.ran else None,

@@ -120,7 +120,10 @@ def test_retry_attempted_takes_a_key_in_doubt(
 ) -> None:
     store.effect_begin("k", holder="elsewhere:1")
     out = tmp_path / "runs"
-    assert run_cli("once", "k", "--", *effect_cmd(out), env=env).returncode == 3
+    refused = run_cli("once", "k", "--json", "--", *effect_cmd(out), env=env)
+    assert refused.returncode == 3
+    assert json.loads(refused.stdout)["in_doubt"] is True
+    assert "still running, or it crashed" in " ".join(refused.stderr.split())
     taken = run_cli("once", "k", "--retry-attempted", "--", *effect_cmd(out), env=env)
     assert taken.returncode == 0, taken.stderr
     assert len(lines(out)) == 1
