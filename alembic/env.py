@@ -37,7 +37,13 @@ _DRIVERS = {
 _PREFIX = config.get_main_option("migrate_cron_table_prefix") or ""
 MIGRATE_CRON_TABLES = frozenset(
     f"{_PREFIX}{name}"
-    for name in ("job", "scheduled_runs", "job_leases", "migrate_cron_alembic_version")
+    for name in (
+        "job",
+        "scheduled_runs",
+        "job_leases",
+        "side_effects",
+        "migrate_cron_alembic_version",
+    )
 )
 
 

@@ -7,6 +7,11 @@ Anything else is a bug and gets a traceback only with ``--debug``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
 
 class MigrateCronError(Exception):
     """Base class; ``str(exc)`` is the one line shown to the user."""
@@ -36,3 +41,30 @@ class UnknownJob(MigrateCronError):
     """A job name that is not in the registry: a usage error (a typo, most of the time)."""
 
     exit_code = 2
+
+
+class EffectInDoubt(MigrateCronError):
+    """A side-effect key is ``attempted``: a run started it and never recorded how it ended
+    (still running, or crashed). Running it again could repeat the effect, so nothing does
+    until a person checks. Exit 3, distinct from the command's own failures."""
+
+    exit_code = 3
+
+    def __init__(
+        self, key: str, holder: str | None, attempted_at: datetime, alive: bool | None = None
+    ) -> None:
+        self.key = key
+        self.holder = holder
+        self.attempted_at = attempted_at
+        by = f" by {holder}" if holder else ""
+        if alive is True:
+            why = "that process is still running it"
+        elif alive is False:
+            why = "that process is gone (crashed or killed), so the effect may have happened"
+        else:
+            why = "it is still running, or it crashed and the effect may have happened"
+        super().__init__(
+            f"side effect {key!r} was attempted at {attempted_at:%Y-%m-%d %H:%M:%S} UTC{by} "
+            f"and has no recorded outcome: {why}. Check it, then `migrate-cron once --forget "
+            f"{key}` (or run with --retry-attempted)"
+        )

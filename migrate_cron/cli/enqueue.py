@@ -2,6 +2,11 @@
 
 Every host with the crontab fires it; the slot key (job_name, scheduled_for) makes the database
 keep one job per slot. It runs every minute on every host, so imports stay inside the function.
+
+``enqueue KIND --ref REF`` and ``enqueue KIND --stdin`` are the fan-out path (``fanout.py``):
+jobs of a queue-only kind keyed by (kind, ref). That path needs no registry entry — the kind
+may be served by a Python handler, or by a registry entry added later — and has no spool: an
+outage is an error (exit 75) and re-running the producer is the retry.
 """
 
 from __future__ import annotations
@@ -44,9 +49,17 @@ HELP = (
     "25 s at most), the slot is written to the local spool, one line says so, and the exit "
     "code is 75 (EX_TEMPFAIL) so cron's mail tells you; the next enqueue that reaches the "
     "database replays the spool first (`spool list`, `spool flush` by hand).\n\n"
+    "Fan-out (queue-only kinds, no registry entry needed): `--ref REF` enqueues one job of "
+    'KIND keyed by REF, `--stdin` one per JSON line {"ref": ..., "payload": ..., '
+    '"run_at": ...} (1,000 per statement). A (KIND, REF) already enqueued is skipped, so '
+    "feeding the same input twice adds nothing. A bad line stops at `<stdin>:LINE` (exit 2; "
+    "the lines before it are enqueued); a database outage exits 75 (no spool on this path).\n\n"
     "Examples:\n\n"
     "  migrate-cron enqueue invoices-export\n\n"
-    "  migrate-cron enqueue invoices-export --slot 2026-03-01T02:30 --json"
+    "  migrate-cron enqueue invoices-export --slot 2026-03-01T02:30 --json\n\n"
+    "  migrate-cron enqueue send-invoice --ref 8812 --payload '{\"order\": 8812}'\n\n"
+    "  psql -Atc \"select json_build_object('ref', id) from orders where state = 'pending'\" "
+    "| migrate-cron enqueue export-order --stdin"
 )
 
 #: ``enqueue`` gives up on the database after this long, spools the slot and exits 75, whatever
@@ -60,7 +73,12 @@ def register(app: typer.Typer) -> None:
 
 
 def enqueue(
-    name: Annotated[str, typer.Argument(help="The job's name in the registry.")],
+    name: Annotated[
+        str,
+        typer.Argument(
+            help="The job's name in the registry; with --ref/--stdin, a queue-only kind."
+        ),
+    ],
     slot: Annotated[
         str,
         typer.Option(
@@ -81,8 +99,40 @@ def enqueue(
     table_prefix: TablePrefix = "",
     registry: RegistryPath = DEFAULT_REGISTRY,
     spool_dir: SpoolDir = None,
+    ref: Annotated[
+        str | None,
+        typer.Option(
+            "--ref",
+            help="Fan-out: enqueue one job of the queue-only kind NAME keyed by REF (no-op if "
+            "(NAME, REF) exists).",
+            show_default=False,
+        ),
+    ] = None,
+    payload: Annotated[
+        str | None,
+        typer.Option("--payload", metavar="JSON", help="With --ref: the job's payload (JSON)."),
+    ] = None,
+    run_at: Annotated[
+        str | None,
+        typer.Option(
+            "--run-at",
+            metavar="ISO",
+            help="With --ref: not before this time (ISO 8601; no offset means UTC).",
+        ),
+    ] = None,
+    from_stdin: Annotated[
+        bool,
+        typer.Option(
+            "--stdin",
+            help='Fan-out: one job of NAME per JSON line {"ref": ..., "payload": ...} on stdin.',
+        ),
+    ] = False,
 ) -> None:
     """See ``HELP``."""
+    if ref is not None or from_stdin or payload is not None or run_at is not None:
+        _fan_out(name, slot, ref, payload, run_at, from_stdin, quiet, as_json,
+                 database_url, table_prefix, registry)  # fmt: skip
+        return
     from datetime import UTC, datetime
 
     from migrate_cron.cli.common import open_store, settings
@@ -151,6 +201,81 @@ def enqueue(
     elif not quiet:
         why = " (overlap = skip: the previous run is still running)" if outcome == "skipped" else ""
         typer.echo(outcome + why)
+
+
+def _fan_out(
+    kind: str,
+    slot: str,
+    ref: str | None,
+    payload: str | None,
+    run_at: str | None,
+    from_stdin: bool,
+    quiet: bool,
+    as_json: bool,
+    database_url: str,
+    table_prefix: str,
+    registry: str,
+) -> None:
+    """The queue-only path: --ref (one job) or --stdin (one per line)."""
+    import json
+
+    from migrate_cron.cli.common import open_store, print_json
+    from migrate_cron.errors import DatabaseUnavailable, UsageError
+    from migrate_cron.fanout import check_kind, check_ref, fan_out, parse_time
+
+    if slot != "auto":
+        raise UsageError("--slot is for registry jobs; --ref/--stdin enqueue queue-only kinds")
+    if from_stdin and (ref is not None or payload is not None or run_at is not None):
+        raise UsageError('--stdin reads ref, payload and run_at from each line: {"ref": ...}')
+    if not from_stdin and ref is None:
+        raise UsageError("--payload and --run-at go with --ref REF (or use --stdin)")
+    check_kind(kind)
+    try:
+        data = json.loads(payload) if payload is not None else None
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"--payload is not JSON: {exc.msg} at column {exc.colno}") from None
+    when = parse_time(run_at) if run_at is not None else None
+    max_attempts = _max_attempts(registry, kind)
+    store = open_store(database_url, table_prefix)
+    try:
+        if from_stdin:
+            result = fan_out(store, kind, sys.stdin, max_attempts=max_attempts)
+        else:
+            assert ref is not None
+            one = store.enqueue(
+                kind, data, ref=check_ref(ref), run_at=when, max_attempts=max_attempts
+            )
+    except DatabaseUnavailable as exc:
+        sys.stderr.write(f"migrate-cron enqueue: {exc}\n")
+        raise typer.Exit(EX_TEMPFAIL) from None
+    finally:
+        store.dispose()
+    if from_stdin:
+        if as_json:
+            counts = {"lines": result.lines, "created": result.created}
+            print_json({"kind": kind, **counts, "existing": result.existing})
+        elif not quiet:
+            sys.stderr.write(
+                f"{kind}: {result.lines} line(s), {result.created} new job(s), "
+                f"{result.existing} already enqueued\n"
+            )
+        return
+    if as_json:
+        print_json({"kind": kind, "ref": ref, "created": one.created, "job_id": one.job_id})
+    elif not quiet:
+        typer.echo("enqueued" if one.created else "already enqueued")
+
+
+def _max_attempts(registry: str, kind: str) -> int:
+    """The registry entry's max_attempts when the kind has one; the default otherwise (a
+    queue-only kind needs no entry)."""
+    from migrate_cron.registry import load_registry
+    from migrate_cron.store.base import DEFAULT_MAX_ATTEMPTS
+
+    if not os.path.exists(registry):
+        return DEFAULT_MAX_ATTEMPTS
+    spec = load_registry(registry).jobs.get(kind)
+    return spec.max_attempts if spec is not None else DEFAULT_MAX_ATTEMPTS
 
 
 def _replay(store: Store, entry: SpooledSlot) -> None:

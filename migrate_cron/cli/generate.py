@@ -5,12 +5,15 @@ from __future__ import annotations
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from migrate_cron.cli.common import JsonFlag, TablePrefix, TzOption, info, print_json, reflow
 from migrate_cron.config import DEFAULT_REGISTRY
+
+if TYPE_CHECKING:
+    from migrate_cron.generate.revision import WrittenRevision
 
 generate_app = typer.Typer(
     help=(
@@ -93,9 +96,11 @@ def migration(
     dialect: DialectOption = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Add an Alembic revision creating the migrate-cron tables to your Alembic history.
+    """Add the Alembic revisions creating the migrate-cron tables to your Alembic history.
 
-    It is appended to your single head: `alembic upgrade head` creates the tables.
+    They are appended to your single head: `alembic upgrade head` creates the tables. Run it
+    again after upgrading migrate-cron: it writes only the revisions your history lacks (e.g.
+    the side_effects ledger of `once`), after the head that holds the older ones.
 
     The file imports only alembic and SQLAlchemy.
     """
@@ -133,8 +138,7 @@ def _write(
     from alembic.script import ScriptDirectory
 
     from migrate_cron.generate.project import find_script_directory, init_project
-    from migrate_cron.generate.revision import include_object_snippet, render_revision
-    from migrate_cron.generate.revision import write_revision as write
+    from migrate_cron.generate.revision import include_object_snippet, write_revisions
 
     cwd = Path.cwd()
     if init is not None:
@@ -143,25 +147,29 @@ def _write(
         script = ScriptDirectory(str(cwd / init), messaging_opts={"quiet": True})
     else:
         script = find_script_directory(cwd, config, directory)
-    revision = render_revision(prefix)
-    written = write(script, revision, head=head, branch_label=branch_label)
+    written = write_revisions(script, prefix, head=head, branch_label=branch_label)
     snippet = include_object_snippet(prefix)
     if as_json:
+        first = written[0]
         print_json(
             {
-                "path": str(written.path),
-                "revision": written.rev_id,
-                "down_revision": written.down_revision,
-                "branch_labels": list(written.branch_labels),
+                "path": str(first.path),
+                "revision": first.rev_id,
+                "down_revision": first.down_revision,
+                "branch_labels": list(first.branch_labels),
+                "head": written[-1].rev_id,
+                "revisions": [_written_json(w) for w in written],
                 "table_prefix": prefix,
-                "tables": list(revision.table_names),
+                "tables": [name for w in written for name in w.table_names],
                 "include_object": snippet,
             }
         )
     else:
-        typer.echo(str(written.path))
-    revises = written.down_revision or "base"
-    info(f"wrote revision {written.rev_id} (revises {revises}): {', '.join(revision.table_names)}")
+        for one in written:
+            typer.echo(str(one.path))
+    for one in written:
+        revises = one.down_revision or "base"
+        info(f"wrote revision {one.rev_id} (revises {revises}): {', '.join(one.table_names)}")
     if branch_label:
         info(f"it starts branch {branch_label!r}: run `alembic upgrade heads` (note the s)")
     else:
@@ -172,6 +180,15 @@ def _write(
             "\nPaste this into your env.py so autogenerate never proposes to drop these "
             f"tables:\n\n{snippet}"
         )
+
+
+def _written_json(written: WrittenRevision) -> dict[str, object]:
+    return {
+        "path": str(written.path),
+        "revision": written.rev_id,
+        "down_revision": written.down_revision,
+        "tables": list(written.table_names),
+    }
 
 
 def generate_registry(

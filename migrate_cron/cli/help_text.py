@@ -77,7 +77,7 @@ PANELS: dict[str, tuple[str, ...]] = {
     "1. Read and plan": ("analyze", "explain", "plan"),
     "2. Set up": ("generate", "db"),
     "3. Move one line": ("migrate", "verify", "rollback", "migrations"),
-    "4. Run": ("enqueue", "worker", "scheduler", "simulate", "spool"),
+    "4. Run": ("enqueue", "worker", "scheduler", "simulate", "spool", "once"),
     "5. Operate": ("status", "jobs", "pause", "resume", "cleanup", "metrics"),
 }
 

@@ -54,6 +54,7 @@ COMMAND_MODULES = (
     "db",
     "migrate",  # migrate, rollback, verify, migrations
     "enqueue",
+    "once",
     "spool",  # spool list, spool flush
     "worker",
     "scheduler",  # scheduler, simulate

@@ -2,9 +2,10 @@
 
 No alembic.ini is needed: Alembic runs programmatically with the script location inside the
 package and a version table of our own (``{prefix}migrate_cron_alembic_version``), so it never
-touches the user's ``alembic_version``. The default prefix uses the packaged revision file
-as it is (the same bytes as the repository's ``alembic/versions``); any other prefix gets the
-same revision rendered with that prefix into a temporary copy of the environment.
+touches the user's ``alembic_version``. The default prefix uses the packaged revision files
+as they are (the same bytes as the repository's ``alembic/versions``); any other prefix gets the
+same revisions rendered with that prefix into a temporary copy of the environment. A database
+at an older step is upgraded by the steps it lacks (``db upgrade`` goes to the head).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from migrate_cron.errors import DatabaseUnavailable, MigrateCronError
-from migrate_cron.generate.revision import render_revision, version_table, write_revision
+from migrate_cron.generate.revision import version_table, write_revisions
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -60,7 +61,7 @@ def script_location(prefix: str) -> Iterator[Path]:
         for name in ("env.py", "script.py.mako"):
             shutil.copyfile(ENV_DIR / name, root / name)
         (root / "versions").mkdir()
-        write_revision(ScriptDirectory(str(root)), render_revision(prefix))
+        write_revisions(ScriptDirectory(str(root)), prefix)
         yield root
 
 

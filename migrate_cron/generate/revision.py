@@ -11,9 +11,13 @@ team's history keeps working wherever migrate-cron is not installed:
 - Indexes that exist only for some dialects (the claim index) become ``if`` blocks on
   ``op.get_context().dialect.name``, which also works offline (``--sql``).
 
-The revision id is derived from the prefix and the schema version, so the same tables get the
-same id everywhere (the repository's ``alembic/`` holds exactly this file for the default
-prefix) and two prefixes can live in one history.
+The revision id is derived from the prefix and the step's schema version, so the same tables
+get the same id everywhere (the repository's ``alembic/`` holds exactly these files for the
+default prefix) and two prefixes can live in one history.
+
+The schema grows by steps (``STEPS``), one revision each, never by editing a released one: an
+existing install at step 1 gets step 2 from ``migrate-cron db upgrade``, or from running
+``generate migration`` again, which writes only the steps its history lacks.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import hashlib
 import io
 import tempfile
 import textwrap
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,8 +39,25 @@ if TYPE_CHECKING:
     from alembic.script import ScriptDirectory
     from sqlalchemy import Index, Table
 
-SCHEMA_VERSION = 1
-MESSAGE = "create migrate-cron tables"
+    from migrate_cron.store.schema import Tables
+
+
+@dataclass(frozen=True)
+class Step:
+    """One released revision: the tables it creates (dropped again by its downgrade)."""
+
+    version: int
+    message: str
+    tables: Callable[[Tables], list[Table]]
+
+
+#: Released steps, oldest first. Append a step for a schema change; never edit a released one.
+STEPS = (
+    Step(1, "create migrate-cron tables", lambda t: [t.job, t.scheduled_runs, t.leases]),
+    Step(2, "add migrate-cron side_effects ledger", lambda t: [t.side_effects]),
+)
+SCHEMA_VERSION = STEPS[-1].version
+MESSAGE = STEPS[0].message
 DIALECTS = ("postgresql", "mysql", "mariadb", "sqlite", "mssql")
 # Module-level names the rendered code needs, and the import that binds each.
 REQUIRED_IMPORTS = {
@@ -57,6 +79,8 @@ class Revision:
     prefix: str
     rev_id: str
     message: str
+    #: The previous step's revision (None for the first step, which joins the user's head).
+    previous: str | None
     upgrades: str
     downgrades: str
     imports: str
@@ -71,11 +95,13 @@ class WrittenRevision:
     rev_id: str
     down_revision: str | tuple[str, ...] | None
     branch_labels: tuple[str, ...]
+    table_names: tuple[str, ...] = ()
 
 
-def revision_id(prefix: str) -> str:
-    """Stable id for (schema version, prefix): the same tables get the same id everywhere."""
-    return hashlib.sha1(f"migrate-cron:{SCHEMA_VERSION}:{prefix}".encode()).hexdigest()[:12]
+def revision_id(prefix: str, version: int = SCHEMA_VERSION) -> str:
+    """Stable id for (schema version, prefix): the same tables get the same id everywhere.
+    Without ``version``: the head, the revision a fully upgraded database records."""
+    return hashlib.sha1(f"migrate-cron:{version}:{prefix}".encode()).hexdigest()[:12]
 
 
 def version_table(prefix: str) -> str:
@@ -83,16 +109,16 @@ def version_table(prefix: str) -> str:
     return f"{prefix}migrate_cron_alembic_version"
 
 
-def render_revision(prefix: str = "") -> Revision:
-    """Render upgrade/downgrade code for our tables with ``prefix`` baked into every name."""
+def render_revision(prefix: str = "", version: int = 1) -> Revision:
+    """Render one step's upgrade/downgrade code with ``prefix`` baked into every name."""
     from alembic.operations import ops
     from sqlalchemy.types import TypeDecorator
 
     from migrate_cron.config import validate_prefix
     from migrate_cron.store.schema import build_tables
 
-    tables = build_tables(validate_prefix(prefix))
-    ordered = [tables.job, tables.scheduled_runs, tables.leases]
+    step = STEPS[version - 1]
+    ordered = step.tables(build_tables(validate_prefix(prefix)))
     for table in ordered:
         for column in table.c:
             if isinstance(column.type, TypeDecorator):
@@ -104,16 +130,22 @@ def render_revision(prefix: str = "") -> Revision:
     down: list[str] = []
     for table in reversed(ordered):
         down += _render_ops([ops.DropTableOp.from_table(table)])
-    message = MESSAGE if not prefix else f"{MESSAGE} (prefix {prefix})"
+    message = step.message if not prefix else f"{step.message} (prefix {prefix})"
     return Revision(
         prefix=prefix,
-        rev_id=revision_id(prefix),
+        rev_id=revision_id(prefix, step.version),
         message=message,
+        previous=revision_id(prefix, step.version - 1) if step.version > 1 else None,
         upgrades=_body(up),
         downgrades=_body(down),
         imports=DIALECT_IMPORTS,
-        table_names=tables.names,
+        table_names=tuple(table.name for table in ordered),
     )
+
+
+def render_revisions(prefix: str = "") -> tuple[Revision, ...]:
+    """Every step, oldest first."""
+    return tuple(render_revision(prefix, step.version) for step in STEPS)
 
 
 def _render_indexes(table: Table) -> list[str]:
@@ -171,6 +203,58 @@ def _body(lines: list[str]) -> str:
     return ("\n" + _INDENT).join(lines)
 
 
+def write_revisions(
+    script: ScriptDirectory,
+    prefix: str = "",
+    head: str | None = None,
+    branch_label: str | None = None,
+) -> list[WrittenRevision]:
+    """Write the steps ``script`` lacks, oldest first; each later step follows its predecessor.
+
+    A history holding step 1 (an install from before step 2) gets only the new steps,
+    appended to the head that descends from step 1 (or ``head``). A history that holds every
+    step is refused, as writing the same revision twice always was.
+    """
+    revisions = render_revisions(prefix)
+    missing = [r for r in revisions if not _has_revision(script, r.rev_id)]
+    if not missing:
+        _refuse_existing(script, revisions[-1])
+    written: list[WrittenRevision] = []
+    for revision in missing:
+        if revision.previous is None:
+            written.append(write_revision(script, revision, head=head, branch_label=branch_label))
+        elif written:
+            written.append(write_revision(script, revision, head=written[-1].rev_id))
+        else:
+            target = head or _head_after(script, revision.previous)
+            written.append(write_revision(script, revision, head=target))
+    return written
+
+
+def _has_revision(script: ScriptDirectory, rev_id: str) -> bool:
+    from alembic.util import CommandError
+
+    try:
+        return script.get_revision(rev_id) is not None
+    except CommandError:
+        return False
+
+
+def _head_after(script: ScriptDirectory, rev_id: str) -> str:
+    """The one head whose history holds ``rev_id`` (the user may have revisions after it)."""
+    heads = [
+        head
+        for head in script.get_heads()
+        if any(r.revision == rev_id for r in script.iterate_revisions(head, "base"))
+    ]
+    if len(heads) != 1:
+        raise ConfigError(
+            f"the Alembic history in {script.dir} has {len(heads)} heads after the migrate-cron "
+            f"revision {rev_id}: pick one with --head REV"
+        )
+    return heads[0]
+
+
 def write_revision(
     script: ScriptDirectory,
     revision: Revision,
@@ -222,6 +306,7 @@ def write_revision(
         rev_id=written.revision,
         down_revision=tuple(down) if isinstance(down, list | tuple) else down,
         branch_labels=tuple(sorted(written.branch_labels)),
+        table_names=revision.table_names,
     )
 
 
@@ -262,38 +347,39 @@ def _ensure_imports(path: Path) -> None:
     )
 
 
-def revision_source(prefix: str = "") -> str:
-    """The file ``write_revision`` produces with our template into an empty history."""
+def revision_sources(prefix: str = "") -> dict[str, str]:
+    """The files ``write_revisions`` produces with our template into an empty history, by
+    file name, oldest step first."""
     from alembic.script import ScriptDirectory
 
     with tempfile.TemporaryDirectory(prefix="migrate-cron-rev-") as tmp:
         root = Path(tmp)
         (root / "versions").mkdir()
         (root / "script.py.mako").write_bytes((ENV_DIR / "script.py.mako").read_bytes())
-        written = write_revision(ScriptDirectory(str(root)), render_revision(prefix))
-        return written.path.read_text(encoding="utf-8")
+        written = write_revisions(ScriptDirectory(str(root)), prefix)
+        return {w.path.name: w.path.read_text(encoding="utf-8") for w in written}
 
 
 def offline_sql(prefix: str, dialect: str) -> str:
-    """The DDL of the revision's ``upgrade()`` for one dialect, without a database.
+    """The DDL of every step's ``upgrade()`` for one dialect, without a database.
 
-    Runs the very file ``generate migration`` writes, in Alembic's offline (``as_sql``) mode.
+    Runs the very files ``generate migration`` writes, in Alembic's offline (``as_sql``) mode.
     """
     from alembic.operations import Operations
     from alembic.runtime.migration import MigrationContext
 
     if dialect not in DIALECTS:
         raise UsageError(f"unknown dialect {dialect!r}: use one of {', '.join(DIALECTS)}")
-    source = revision_source(prefix)
-    namespace: dict[str, Any] = {"__name__": "migrate_cron_revision"}
-    exec(compile(source, f"<migrate-cron revision {revision_id(prefix)}>", "exec"), namespace)
     buffer = io.StringIO()
     context = MigrationContext.configure(
         dialect_name=dialect,
         opts={"as_sql": True, "output_buffer": buffer, "literal_binds": True},
     )
-    with Operations.context(context):
-        namespace["upgrade"]()
+    for name, source in revision_sources(prefix).items():
+        namespace: dict[str, Any] = {"__name__": "migrate_cron_revision"}
+        exec(compile(source, f"<migrate-cron revision {name}>", "exec"), namespace)
+        with Operations.context(context):
+            namespace["upgrade"]()
     header = (
         f"-- migrate-cron tables, revision {revision_id(prefix)}, "
         f"table prefix {prefix!r}, dialect {dialect} (offline DDL)\n"

@@ -23,7 +23,10 @@ if TYPE_CHECKING:
 STEPS = {
     "lost-work": (1, "lost work hurts most"),
     "poller": (2, "polls every few minutes"),
-    "long-run": (3, "long run: split into a producer + small jobs"),
+    "long-run": (
+        3,
+        "long run: split into a producer + small jobs (enqueue KIND --stdin, docs/fan-out.md)",
+    ),
     "leave": (4, "leave alone"),
 }
 

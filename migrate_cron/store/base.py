@@ -105,6 +105,13 @@ class StoreBase:
         None when a row with those keys was already there."""
         raise NotImplementedError
 
+    def _insert_many_if_absent(
+        self, conn: Connection, table: Any, rows: list[dict[str, Any]]
+    ) -> int:
+        """Insert ``rows`` (distinct on the table's unique key) in one statement, skipping those
+        whose key exists; return how many were inserted."""
+        raise NotImplementedError
+
     def _claim(
         self,
         conn: Connection,

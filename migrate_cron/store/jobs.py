@@ -148,6 +148,47 @@ class JobOps(StoreBase):
                 self._notify(c, kind)
         return len(payloads)
 
+    def enqueue_refs(
+        self,
+        kind: str,
+        items: Sequence[tuple[str, Any, datetime | None]],
+        *,
+        max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+        chunk: int = 1000,
+        conn: Connection | None = None,
+    ) -> int:
+        """Add one job per ``(ref, payload, run_at)`` unless (kind, ref) exists; returns how
+        many were new. One multi-row insert-if-absent per ``chunk`` rows, each chunk its own
+        transaction (or all in ``conn``); a ref repeated inside ``items`` keeps its first row.
+        ``run_at`` None means now."""
+        created = 0
+        for i in range(0, len(items), chunk):
+            with contextlib.nullcontext(conn) if conn is not None else self.transaction() as c:
+                # One clock reading per batch, bound as a plain value: the batch then goes as
+                # one cached statement with many parameter sets (insertmanyvalues/executemany),
+                # not a 1,000-row statement compiled afresh (6x slower, measured).
+                now = c.execute(select(self.now_sql())).scalar_one()
+                rows: dict[str, dict[str, Any]] = {}
+                for ref, payload, run_at in items[i : i + chunk]:
+                    rows.setdefault(
+                        ref,
+                        {
+                            "kind": kind,
+                            "ref": ref,
+                            "payload": payload,
+                            "state": JobState.OPEN,
+                            "attempts": 0,
+                            "max_attempts": max_attempts,
+                            "run_at": run_at if run_at is not None else now,
+                            "created_at": now,
+                        },
+                    )
+                new = self._insert_many_if_absent(c, self.tables.job, list(rows.values()))
+                if new:
+                    self._notify(c, kind)
+            created += new
+        return created
+
     # ------------------------------------------------------------------ worker side
     def claim(
         self,

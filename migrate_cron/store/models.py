@@ -142,3 +142,41 @@ class KindHistory:
     @property
     def total(self) -> int:
         return self.open + self.running + self.done + self.failed + self.cancelled
+
+
+class EffectStatus(StrEnum):
+    """The states of a ``side_effects`` row (the ledger of ``migrate-cron once``).
+
+    attempted (recorded *before* the effect runs) → done | failed. A key left ``attempted``
+    means a run started and never said how it ended: the effect may or may not have happened,
+    so nothing runs it again until a person checks and forgets the key (or retries it).
+    """
+
+    ATTEMPTED = "attempted"
+    DONE = "done"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True, slots=True)
+class Effect:
+    """One ledger row. ``holder`` is ``host:pid`` of the run that last took the key."""
+
+    key: str
+    status: str
+    holder: str | None
+    job_id: int | None
+    attempts: int
+    exit_code: int | None
+    attempted_at: datetime
+    finished_at: datetime | None
+    expires_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class EffectClaim:
+    """What ``Store.effect_begin`` found: ``won`` — this caller recorded ``attempted`` and must
+    run the effect (then ``effect_finish`` with ``effect.attempts`` as its fence); otherwise
+    ``effect`` is the row that stopped it (``done`` and unexpired, or ``attempted``)."""
+
+    won: bool
+    effect: Effect

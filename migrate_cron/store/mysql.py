@@ -76,6 +76,36 @@ class MySQLStore(Store):
             raise
         return result.inserted_primary_key[0] if result.inserted_primary_key else True
 
+    def _insert_many_if_absent(
+        self, conn: Connection, table: Any, rows: list[dict[str, Any]]
+    ) -> int:
+        """No ON CONFLICT DO NOTHING here (and never INSERT IGNORE): read which (kind, ref) of
+        the batch exist, insert the rest in one statement; a producer racing us on one of them
+        (ER_DUP_ENTRY) sends the batch row by row through the SAVEPOINT insert."""
+        if not rows:
+            return 0
+        kinds = {row["kind"] for row in rows}
+        existing = {
+            (kind, ref)
+            for kind, ref in conn.execute(
+                select(table.c.kind, table.c.ref).where(
+                    table.c.kind.in_(kinds), table.c.ref.in_([row["ref"] for row in rows])
+                )
+            )
+        }
+        fresh = [row for row in rows if (row["kind"], row["ref"]) not in existing]
+        if not fresh:
+            return 0
+        try:
+            with conn.begin_nested():
+                conn.execute(insert(table), fresh)
+        except sa_exc.IntegrityError as exc:
+            if getattr(exc.orig, "args", [None])[0] != 1062:  # ER_DUP_ENTRY
+                raise
+            keys = ("kind", "ref")
+            return sum(self._insert_if_absent(conn, table, r, keys) is not None for r in fresh)
+        return len(fresh)
+
     def _claim(
         self,
         conn: Connection,

@@ -13,7 +13,9 @@ from sqlalchemy import (
     ColumnElement,
     Connection,
     Float,
+    Text,
     any_,
+    bindparam,
     cast,
     func,
     literal,
@@ -21,7 +23,7 @@ from sqlalchemy import (
     text,
     update,
 )
-from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from migrate_cron.store.base import Listener
@@ -87,6 +89,47 @@ class PostgresStore(Store):
         ).returning(pk)
         return conn.execute(stmt).scalar_one_or_none()
 
+    def _insert_many_if_absent(
+        self, conn: Connection, table: Any, rows: list[dict[str, Any]]
+    ) -> int:
+        """The batch as three arrays (ref, payload, run_at) through ``unnest``: one short
+        statement with a handful of parameters. The same 1,000 rows as a VALUES list spent most
+        of their time in the driver parsing a long query text afresh each batch (3x slower).
+        Every other column is the same for all rows of a batch (``enqueue_refs`` builds them)."""
+        import json
+
+        if not rows:
+            return 0
+        first = rows[0]
+        source = (
+            func.unnest(
+                bindparam("refs", [r["ref"] for r in rows], type_=ARRAY(Text)),
+                bindparam("payloads", [_json(json, r["payload"]) for r in rows], ARRAY(Text)),
+                bindparam("run_ats", [r["run_at"] for r in rows], ARRAY(UTCDateTime())),
+            )
+            .table_valued("ref", "payload", "run_at")
+            .render_derived(name="r")
+        )
+        columns = ("kind", "ref", "payload", "state", "attempts", "max_attempts", "run_at",
+                   "created_at")  # fmt: skip
+        picked = select(
+            literal(first["kind"], table.c.kind.type),
+            source.c.ref,
+            cast(source.c.payload, JSONB),
+            literal(str(first["state"])),
+            literal(first["attempts"]),
+            literal(first["max_attempts"]),
+            source.c.run_at,
+            literal(first["created_at"], UTCDateTime()),
+        ).select_from(source)
+        stmt = (
+            pg_insert(table)
+            .from_select(list(columns), picked)
+            .on_conflict_do_nothing()
+            .returning(table.c.id)
+        )
+        return len(conn.execute(stmt).all())
+
     def _claim(
         self,
         conn: Connection,
@@ -123,3 +166,8 @@ class PostgresStore(Store):
 
     def listener(self) -> Listener:
         return PostgresListener(self)
+
+
+def _json(json: Any, payload: Any) -> str | None:
+    """A payload as JSON text for ``jsonb``; no payload stays NULL."""
+    return None if payload is None else str(json.dumps(payload, ensure_ascii=False))

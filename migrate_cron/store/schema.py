@@ -2,7 +2,9 @@
 
 ``job`` is the queue, ``scheduled_runs`` gives every cron slot an identity so it is enqueued
 once however many hosts fire it, ``job_leases`` holds named leases (scheduler leadership,
-reaper turns) that work on every backend, unlike advisory locks.
+reaper turns) that work on every backend, unlike advisory locks, and ``side_effects`` is the
+ledger of ``migrate-cron once``: one row per effect key, inserted before the effect runs, so only
+one caller can win it and a crash leaves an ``attempted`` row that says "check before retrying".
 
 Claim index per dialect: a partial index on ``run_at WHERE state = 'open'`` where partial
 indexes exist (PostgreSQL, SQLite); ``(state, run_at, id)`` on MySQL/MariaDB/SQL Server, where
@@ -38,6 +40,7 @@ from migrate_cron.store.models import JobState
 
 JOB_STATES = tuple(JobState)
 RUN_OUTCOMES = ("enqueued", "skipped")
+EFFECT_STATUSES = ("attempted", "done", "failed")
 MYSQL_NAMES = ("mysql", "mariadb")
 
 # Plain SQL type that the Alembic revision renders (self-contained, no import of our package).
@@ -103,11 +106,12 @@ class Tables:
     job: Table
     scheduled_runs: Table
     leases: Table
+    side_effects: Table
     prefix: str
 
     @property
-    def names(self) -> tuple[str, str, str]:
-        return (self.job.name, self.scheduled_runs.name, self.leases.name)
+    def names(self) -> tuple[str, ...]:
+        return (self.job.name, self.scheduled_runs.name, self.leases.name, self.side_effects.name)
 
 
 def build_tables(prefix: str = "") -> Tables:
@@ -178,4 +182,20 @@ def build_tables(prefix: str = "") -> Tables:
         Column("holder", String(255), nullable=False),
         Column("expires_at", UTCDateTime(), nullable=False),
     )
-    return Tables(md, job, scheduled_runs, leases, prefix)
+    side_effects = Table(
+        f"{p}side_effects",
+        md,
+        Column("key", key_string(255), primary_key=True),
+        Column("status", String(16), nullable=False),
+        Column("holder", String(255), nullable=True),
+        Column("job_id", ID_TYPE, nullable=True),
+        Column("attempts", Integer, nullable=False, server_default="1"),
+        Column("exit_code", Integer, nullable=True),
+        Column("attempted_at", UTCDateTime(), nullable=False),
+        Column("finished_at", UTCDateTime(), nullable=True),
+        Column("expires_at", UTCDateTime(), nullable=True),
+        CheckConstraint(
+            "status IN ('attempted', 'done', 'failed')", name=f"{p}side_effects_status_check"
+        ),
+    )
+    return Tables(md, job, scheduled_runs, leases, side_effects, prefix)

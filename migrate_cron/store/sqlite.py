@@ -53,6 +53,16 @@ class SQLiteStore(Store):
         )
         return conn.execute(stmt).scalar_one_or_none()
 
+    def _insert_many_if_absent(
+        self, conn: Connection, table: Any, rows: list[dict[str, Any]]
+    ) -> int:
+        if not rows:
+            return 0
+        pk = next(iter(table.primary_key.columns))
+        # RETURNING counts what was inserted: a multi-row statement's rowcount is not reliable.
+        stmt = sqlite_insert(table).on_conflict_do_nothing().returning(pk)
+        return len(conn.execute(stmt, rows).all())
+
     def _claim(
         self,
         conn: Connection,

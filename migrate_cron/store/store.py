@@ -3,17 +3,19 @@
 A dialect (``postgresql.py``, ``mysql.py``, ``sqlite.py``) subclasses ``Store`` and overrides
 only the hooks declared in ``base.py``. Reading the data layer of one table means reading one
 file: ``jobs.py`` (the job table), ``runs.py`` (scheduled_runs), ``leases.py``, ``admin.py``
-(operator changes and history) and ``status.py`` (the read model of ``status``/``metrics``).
+(operator changes and history), ``status.py`` (the read model of ``status``/``metrics``) and
+``effects.py`` (the side_effects ledger of ``once``).
 """
 
 from __future__ import annotations
 
 from migrate_cron.store.admin import AdminOps
+from migrate_cron.store.effects import EffectOps
 from migrate_cron.store.history import HistoryOps
 from migrate_cron.store.leases import LeaseOps, PauseOps
 from migrate_cron.store.runs import RunOps
 from migrate_cron.store.status import StatusOps
 
 
-class Store(RunOps, AdminOps, HistoryOps, LeaseOps, PauseOps, StatusOps):
+class Store(RunOps, AdminOps, HistoryOps, LeaseOps, PauseOps, StatusOps, EffectOps):
     """Named operations on the queue. Subclasses implement the dialect hooks."""

@@ -23,7 +23,7 @@ def db(*args: str, url: str, prefix: str, cwd: Path) -> tuple[int, str, str]:
 def test_upgrade_matches_schema_py_and_downgrade_leaves_nothing(
     db_url: str, table_prefix: str, tmp_path: Path
 ) -> None:
-    ours = {f"{table_prefix}{n}" for n in ("job", "scheduled_runs", "job_leases")}
+    ours = {f"{table_prefix}{n}" for n in ("job", "scheduled_runs", "job_leases", "side_effects")}
     version_table = f"{table_prefix}migrate_cron_alembic_version"
     try:
         rc, out, err = db("current", "--check", url=db_url, prefix=table_prefix, cwd=tmp_path)
@@ -49,6 +49,19 @@ def test_upgrade_matches_schema_py_and_downgrade_leaves_nothing(
         assert "nothing to upgrade" in err
 
         rc, _, err = db("downgrade", url=db_url, prefix=table_prefix, cwd=tmp_path)
+        assert rc == 0, err  # one step back: the ledger goes, the queue stays
+        assert tables_with_prefix(db_url, table_prefix) == {
+            *(ours - {f"{table_prefix}side_effects"}),
+            version_table,
+        }
+        rc, out, err = db("current", url=db_url, prefix=table_prefix, cwd=tmp_path)
+        assert out == f"{revision_id(table_prefix, 1)}\n", err
+
+        rc, _, err = db("upgrade", url=db_url, prefix=table_prefix, cwd=tmp_path)
+        assert rc == 0, err  # an install from before the ledger gets it from `db upgrade`
+        assert schema_diff(db_url, table_prefix) == []
+
+        rc, _, err = db("downgrade", "base", url=db_url, prefix=table_prefix, cwd=tmp_path)
         assert rc == 0, err
         assert tables_with_prefix(db_url, table_prefix) == set()
 
@@ -88,6 +101,7 @@ def test_default_prefix_uses_the_packaged_revision(tmp_path: Path) -> None:
         "job",
         "scheduled_runs",
         "job_leases",
+        "side_effects",
         "migrate_cron_alembic_version",
     }
     assert schema_diff(url, "") == []

@@ -37,7 +37,7 @@ def test_sql_prints_the_revision_ddl_for_each_dialect(dialect: str, tmp_path: Pa
     assert result.returncode == 0, result.stderr
     ddl = result.stdout
     assert f"revision {revision_id('mc_')}" in ddl.splitlines()[0]
-    for table in ("mc_job", "mc_scheduled_runs", "mc_job_leases"):
+    for table in ("mc_job", "mc_scheduled_runs", "mc_job_leases", "mc_side_effects"):
         assert f"CREATE TABLE {table} (" in ddl
     for fragment in EXPECTED[dialect]:
         assert fragment in ddl
@@ -52,9 +52,11 @@ def test_json_describes_the_written_revision(tmp_path: Path) -> None:
     result = run_cli("generate", "migration", "--init", "db/migrations", "--json", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
-    assert data["revision"] == revision_id("")
+    assert data["revision"] == revision_id("", 1)
     assert data["down_revision"] is None
-    assert data["tables"] == ["job", "scheduled_runs", "job_leases"]
+    assert data["head"] == revision_id("")
+    assert [r["down_revision"] for r in data["revisions"]] == [None, revision_id("", 1)]
+    assert data["tables"] == ["job", "scheduled_runs", "job_leases", "side_effects"]
     assert Path(data["path"]).is_file()
     assert Path(data["path"]).parent == tmp_path / "db" / "migrations" / "versions"
     assert "def include_object" in data["include_object"]

@@ -17,31 +17,45 @@ from alembic.script import ScriptDirectory
 from migrate_cron.errors import ConfigError, UsageError
 from migrate_cron.generate.revision import (
     ENV_DIR,
+    STEPS,
     include_object_snippet,
     offline_sql,
     render_revision,
+    render_revisions,
     revision_id,
-    revision_source,
+    revision_sources,
     write_revision,
+    write_revisions,
 )
 
 REPO = Path(__file__).resolve().parents[2]
 REGENERATE = "regenerate both copies as described in alembic/README"
 
 
-def _only_file(directory: Path) -> Path:
-    files = sorted(directory.glob("*.py"))
-    assert len(files) == 1, f"expected one revision in {directory}, found {files}"
-    return files[0]
+def _files(directory: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in sorted(directory.glob("*.py"))}
 
 
-def test_repository_and_package_hold_the_revision_schema_py_renders_today() -> None:
-    rendered = revision_source("")
-    repo_file = _only_file(REPO / "alembic" / "versions")
-    package_file = _only_file(ENV_DIR / "versions")
-    assert repo_file.name == f"{revision_id('')}_create_migrate_cron_tables.py"
-    assert repo_file.read_text(encoding="utf-8") == rendered, REGENERATE
-    assert package_file.read_bytes() == repo_file.read_bytes(), REGENERATE
+def test_repository_and_package_hold_the_revisions_schema_py_renders_today() -> None:
+    rendered = revision_sources("")
+    repo_files = _files(REPO / "alembic" / "versions")
+    assert sorted(repo_files) == sorted(rendered), REGENERATE
+    assert next(iter(rendered)) == f"{revision_id('', 1)}_create_migrate_cron_tables.py"
+    for name, text in rendered.items():
+        assert repo_files[name].decode("utf-8") == text, REGENERATE
+    assert _files(ENV_DIR / "versions") == repo_files, REGENERATE
+
+
+def test_the_released_first_revision_never_changes() -> None:
+    """Installs recorded 69973539c494: its id and tables stay, later changes are new steps."""
+    assert revision_id("", 1) == "69973539c494"
+    first = render_revision("", 1)
+    assert first.table_names == ("job", "scheduled_runs", "job_leases")
+    assert "side_effects" not in first.upgrades
+    ledger = render_revision("", 2)
+    assert ledger.previous == first.rev_id
+    assert ledger.table_names == ("side_effects",)
+    assert revision_id("") == revision_id("", STEPS[-1].version) == ledger.rev_id
 
 
 @pytest.mark.parametrize("name", ["env.py", "script.py.mako"])
@@ -50,7 +64,7 @@ def test_repository_environment_is_the_packaged_one(name: str) -> None:
 
 
 def test_rendering_is_deterministic_and_prefix_specific() -> None:
-    assert revision_source("mc_") == revision_source("mc_")
+    assert revision_sources("mc_") == revision_sources("mc_")
     assert revision_id("") != revision_id("mc_")
     assert len(revision_id("mc_")) == 12
     revision = render_revision("mc_")
@@ -60,8 +74,10 @@ def test_rendering_is_deterministic_and_prefix_specific() -> None:
     assert "'job'" not in revision.upgrades
 
 
-def test_revision_imports_only_alembic_and_sqlalchemy() -> None:
-    tree = ast.parse(revision_source("mc_"))
+@pytest.mark.parametrize("step", [step.version for step in STEPS])
+def test_revision_imports_only_alembic_and_sqlalchemy(step: int) -> None:
+    source = list(revision_sources("mc_").values())[step - 1]
+    tree = ast.parse(source)
     modules = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -69,7 +85,7 @@ def test_revision_imports_only_alembic_and_sqlalchemy() -> None:
         elif isinstance(node, ast.ImportFrom):
             modules.add((node.module or "").split(".")[0])
     assert modules == {"typing", "alembic", "sqlalchemy"}
-    assert "migrate_cron." not in revision_source("mc_")  # no dotted reference either
+    assert "migrate_cron." not in source  # no dotted reference either
 
 
 def test_timestamps_are_plain_types_with_microsecond_variants() -> None:
@@ -131,6 +147,31 @@ def test_the_same_revision_twice_is_refused(tmp_path: Path) -> None:
         write_revision(ScriptDirectory(str(tmp_path)), render_revision("mc_"))
 
 
+def test_all_steps_go_in_a_row_onto_the_single_head(tmp_path: Path) -> None:
+    script = _history(tmp_path, ("u1", None))
+    written = write_revisions(script, "mc_")
+    assert [w.rev_id for w in written] == [r.rev_id for r in render_revisions("mc_")]
+    assert written[0].down_revision == "u1"
+    assert written[1].down_revision == written[0].rev_id
+    assert ScriptDirectory(str(tmp_path)).get_heads() == [revision_id("mc_")]
+    with pytest.raises(ConfigError, match="already in the history"):
+        write_revisions(ScriptDirectory(str(tmp_path)), "mc_")
+
+
+def test_an_older_install_gets_only_the_new_step_after_its_own_head(tmp_path: Path) -> None:
+    """Step 1 written by an older release, then a revision of the user's: step 2 goes on top."""
+    script = _history(tmp_path, ("u1", None))
+    first = write_revision(script, render_revision("mc_"))
+    user = tmp_path / "versions" / "u3_user.py"
+    user.write_text(
+        f"revision = 'u3'\ndown_revision = {first.rev_id!r}\nbranch_labels = None\n"
+        "depends_on = None\n\n\ndef upgrade():\n    pass\n\n\ndef downgrade():\n    pass\n"
+    )
+    written = write_revisions(ScriptDirectory(str(tmp_path)), "mc_")
+    assert [(w.rev_id, w.down_revision) for w in written] == [(revision_id("mc_"), "u3")]
+    assert written[0].table_names == ("mc_side_effects",)
+
+
 def _run_offline_upgrade(path: Path, dialect: str) -> str:
     namespace: dict[str, Any] = {}
     exec(compile(path.read_text(), str(path), "exec"), namespace)
@@ -160,7 +201,13 @@ def test_include_object_snippet_hides_exactly_our_tables() -> None:
     namespace: dict[str, Any] = {}
     exec(include_object_snippet("mc_"), namespace)
     include = namespace["include_object"]
-    for ours in ("mc_job", "mc_scheduled_runs", "mc_job_leases", "mc_migrate_cron_alembic_version"):
+    for ours in (
+        "mc_job",
+        "mc_scheduled_runs",
+        "mc_job_leases",
+        "mc_side_effects",
+        "mc_migrate_cron_alembic_version",
+    ):
         assert include(None, ours, "table", True, None) is False
     assert include(None, "job", "table", True, None) is True
     assert include(None, "users", "table", True, None) is True

@@ -108,8 +108,8 @@ def test_generated_revision_joins_the_history_and_applies_and_reverts(
     try:
         result = run_cli("generate", "migration", "--table-prefix", table_prefix, cwd=project)
         assert result.returncode == 0, result.stderr
-        written = Path(result.stdout.strip())
-        assert written.parent == project / "migrations" / "versions"
+        written = [Path(line) for line in result.stdout.splitlines()]
+        assert [p.parent for p in written] == [project / "migrations" / "versions"] * 2
         assert "include_object" in result.stderr
 
         heads = ok(alembic(project, "heads")).split()
@@ -117,7 +117,9 @@ def test_generated_revision_joins_the_history_and_applies_and_reverts(
         assert "u0001 ->" in ok(alembic(project, "history"))
 
         ok(alembic(project, "upgrade", "head"))
-        ours = {f"{table_prefix}{n}" for n in ("job", "scheduled_runs", "job_leases")}
+        ours = {
+            f"{table_prefix}{n}" for n in ("job", "scheduled_runs", "job_leases", "side_effects")
+        }
         assert tables_with_prefix(db_url, table_prefix) == {
             *ours,
             f"{table_prefix}users",
@@ -135,14 +137,21 @@ def test_init_creates_a_working_environment_holding_the_repository_revision(
 ) -> None:
     result = run_cli("generate", "migration", "--init", "migrations", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    written = Path(result.stdout.strip())
-    repo_file = REPO / "alembic" / "versions" / written.name
-    assert written.read_bytes() == repo_file.read_bytes()
+    written = [Path(line) for line in result.stdout.splitlines()]
+    assert len(written) == 2
+    for path in written:
+        assert path.read_bytes() == (REPO / "alembic" / "versions" / path.name).read_bytes()
     assert (tmp_path / "alembic.ini").is_file()
 
     url = f"sqlite:///{tmp_path / 'app.db'}"
     ok(alembic(tmp_path, "-x", f"database_url={url}", "upgrade", "head"))
-    assert tables_with_prefix(url, "") == {"job", "scheduled_runs", "job_leases", "alembic_version"}
+    assert tables_with_prefix(url, "") == {
+        "job",
+        "scheduled_runs",
+        "job_leases",
+        "side_effects",
+        "alembic_version",
+    }
     offline = ok(
         alembic(tmp_path, "-x", "database_url=postgresql://x/y", "upgrade", "head", "--sql")
     )
