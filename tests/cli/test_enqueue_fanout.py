@@ -52,6 +52,7 @@ def test_ten_thousand_lines_with_duplicates_give_the_distinct_refs_once(
                     timeout=300)  # fmt: skip
     assert first.returncode == 0, first.stderr
     assert json.loads(first.stdout) == {
+        "schema_version": 1,
         "kind": "process-order",
         "lines": 10000,
         "created": 8000,
@@ -140,4 +141,4 @@ def test_usage_errors_exit_2(args: tuple[str, ...], message: str, tmp_path: Path
 def test_registry_slot_path_is_unchanged(env: dict[str, str]) -> None:
     assert run_cli("enqueue", "nightly", env=env).stdout == "enqueued\n"
     unknown = run_cli("enqueue", "not-in-registry", env=env)
-    assert unknown.returncode == 1 and "no job 'not-in-registry'" in unknown.stderr
+    assert unknown.returncode == 2 and "no job 'not-in-registry'" in unknown.stderr
