@@ -41,7 +41,7 @@ def upgrade(
     table_prefix: TablePrefix = "",
     as_json: JsonFlag = False,
 ) -> None:
-    """Create or update the tables (job, scheduled_runs, job_leases, side_effects)."""
+    """Create or update the tables (job, scheduled_runs, job_leases, side_effects, job_attempts)."""
     from migrate_cron.generate import environment
 
     before, after = environment.upgrade(database_url, table_prefix, revision)

@@ -107,3 +107,41 @@ class JourneyGroup(TyperGroup):
         order = [cmd for cmds in PANELS.values() for cmd in cmds]
         names = super().list_commands(ctx)
         return sorted(names, key=lambda n: order.index(n) if n in order else len(order))
+
+
+def plain_types(command: Any) -> None:
+    """Show what to type, not Python's types, in every ``--help`` of the tree.
+
+    Typer prints each parameter's annotation: ``<bool>`` beside a flag that takes no value
+    (``--help`` included), ``<list[str]>`` beside a repeatable option or a variadic argument.
+    A flag shows nothing; a list its element (``<str>...``). Explicit metavars are kept.
+    Called on the Click command tree before it runs; only the help text changes.
+    """
+    for param in getattr(command, "params", ()):
+        _plain_type(param)
+    original = command.get_help_option
+
+    def get_help_option(ctx: Any) -> Any:
+        option = original(ctx)
+        if option is not None:
+            _plain_type(option)
+        return option
+
+    command.get_help_option = get_help_option
+    for sub in getattr(command, "commands", {}).values():
+        plain_types(sub)
+
+
+def _plain_type(param: Any) -> None:
+    from typing import get_args
+
+    descriptor = getattr(param, "type_descriptor", None)
+    if descriptor is not None and descriptor.is_list:
+        (element,) = get_args(descriptor.annotation) or (str,)
+        shown = f"<{getattr(element, '__name__', element)}>..."
+        if param.param_type_name == "argument":  # a metavar would change the usage line
+            param.display_type_rich = lambda ctx: shown
+        elif param.metavar is None:
+            param.metavar = shown
+    elif param.metavar is None and getattr(param, "is_flag", False) and not param.count:
+        param.metavar = ""

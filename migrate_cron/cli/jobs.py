@@ -20,7 +20,7 @@ from migrate_cron.store.models import JobState
 
 if TYPE_CHECKING:
     from migrate_cron.store import Store
-    from migrate_cron.store.models import Job
+    from migrate_cron.store.models import Attempt, Job
 
 STATES = (JobState.OPEN, JobState.RUNNING, JobState.DONE, JobState.FAILED, JobState.CANCELLED)
 RETRYABLE_BY_ID = (JobState.FAILED, JobState.CANCELLED)
@@ -126,17 +126,22 @@ def show(
     database_url: DatabaseUrl = DEFAULT_DATABASE_URL,
     table_prefix: TablePrefix = "",
 ) -> None:
-    """One job: payload, attempts, last error, output tail and timestamps."""
+    """One job: payload, attempts, last error, output tail, timestamps and its run history
+    (one line per recorded run: when it started, how long it ran, where, how it ended)."""
     from migrate_cron.errors import MigrateCronError
 
     with _store(database_url, table_prefix) as store:
         job = store.get(job_id)
+        history = store.attempts(job_id) if job is not None else []
     if job is None:
         raise MigrateCronError(f"no job with id {job_id}")
     if as_json:
+        from dataclasses import asdict
+
         from migrate_cron.cli.common import print_json
 
-        print_json(_job_dict(job))
+        runs = [{**asdict(a), "duration": a.duration} for a in history]
+        print_json({**_job_dict(job), "attempt_history": runs})
         return
     import json
 
@@ -163,6 +168,16 @@ def show(
     header = f"output (last {len(shown)} of {len(lines)} lines)" if lines else "output"
     out.write(f"{header}:\n")
     out.write(_indent("\n".join(shown) if shown else "-"))
+    out.write(f"runs ({len(history)} recorded):\n")
+    out.write(_indent("\n".join(_run_line(a) for a in history) if history else "-"))
+
+
+def _run_line(run: Attempt) -> str:
+    """One recorded run on one line that fits 80 columns before the error's first line."""
+    code = "-" if run.exit_code is None else str(run.exit_code)
+    head = f"#{run.attempt} {_at(run.started_at)} {run.duration:.3f}s {run.outcome} exit={code}"
+    detail = _first_line(run.error, 60)
+    return f"{head} on {run.worker}" + (f": {detail}" if detail else "")
 
 
 @jobs_app.command("retry")

@@ -8,7 +8,7 @@ import sys
 import typer
 
 from migrate_cron import __version__
-from migrate_cron.cli.help_text import JourneyGroup
+from migrate_cron.cli.help_text import JourneyGroup, plain_types
 from migrate_cron.config import mask_url
 from migrate_cron.errors import MigrateCronError
 
@@ -82,7 +82,9 @@ _register()
 def main() -> None:
     try:
         # Not standalone: Typer would print a usage error as a boxed panel; ours are one line.
-        code = app(standalone_mode=False)
+        command = typer.main.get_command(app)
+        plain_types(command)
+        code = command.main(standalone_mode=False)
     except MigrateCronError as exc:
         if os.environ.get("MIGRATE_CRON_DEBUG"):
             raise

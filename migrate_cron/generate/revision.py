@@ -55,6 +55,7 @@ class Step:
 STEPS = (
     Step(1, "create migrate-cron tables", lambda t: [t.job, t.scheduled_runs, t.leases]),
     Step(2, "add migrate-cron side_effects ledger", lambda t: [t.side_effects]),
+    Step(3, "add migrate-cron job_attempts history", lambda t: [t.attempts]),
 )
 SCHEMA_VERSION = STEPS[-1].version
 MESSAGE = STEPS[0].message

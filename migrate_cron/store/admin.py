@@ -19,7 +19,8 @@ from sqlalchemy import (
     update,
 )
 
-from migrate_cron.store.base import StoreBase, aware
+from migrate_cron.store.attempts import AttemptOps
+from migrate_cron.store.base import aware
 from migrate_cron.store.models import (
     CleanupResult,
     Job,
@@ -28,7 +29,7 @@ from migrate_cron.store.models import (
 )
 
 
-class AdminOps(StoreBase):
+class AdminOps(AttemptOps):
     """What ``jobs``, ``cleanup``, ``verify`` and ``migrations`` need."""
 
     # ------------------------------------------------------------------ operator side
@@ -179,6 +180,9 @@ class AdminOps(StoreBase):
                         delete(job).where(job.c.id.in_(ids), job.c.state == state)
                     ).rowcount
                 )
+                if self._has_attempts(conn):  # a job's run history goes with it
+                    att = self.tables.attempts
+                    conn.execute(delete(att).where(att.c.job_id.in_(ids)))
             if on_progress:
                 on_progress(state, total)
 

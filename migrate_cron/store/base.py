@@ -78,6 +78,8 @@ class StoreBase:
         self.prefix = prefix
         self._clock = clock
         self.url_safe = mask_url(engine.url.render_as_string(hide_password=True))
+        #: Whether the optional ``job_attempts`` table exists; None until first asked.
+        self._attempts_table: bool | None = None
 
     # ------------------------------------------------------------------ dialect hooks
     def now_sql(self) -> ColumnElement[datetime]:
@@ -200,10 +202,12 @@ class StoreBase:
         """Create the tables if missing (tests and the demo; users run ``db upgrade``)."""
         with self._translate_errors():
             self.tables.metadata.create_all(self.engine)
+        self._attempts_table = None
 
     def drop_schema(self) -> None:
         with self._translate_errors():
             self.tables.metadata.drop_all(self.engine)
+        self._attempts_table = None
 
     def db_now(self) -> datetime:
         with self.transaction(readonly=True) as conn:

@@ -23,8 +23,10 @@ from sqlalchemy import (
     update,
 )
 
-from migrate_cron.store.base import DEFAULT_MAX_ATTEMPTS, StoreBase, storable
+from migrate_cron.store.attempts import AttemptOps
+from migrate_cron.store.base import DEFAULT_MAX_ATTEMPTS, storable
 from migrate_cron.store.models import (
+    AttemptRun,
     EnqueueResult,
     Job,
     JobState,
@@ -50,7 +52,7 @@ def kind_lock_name(kind: str) -> str:
     return CONCURRENCY_LOCK_PREFIX + "sha256:" + hashlib.sha256(kind.encode()).hexdigest()
 
 
-class JobOps(StoreBase):
+class JobOps(AttemptOps):
     """Producer and worker operations on the job table."""
 
     # ------------------------------------------------------------------ enqueue
@@ -331,9 +333,11 @@ class JobOps(StoreBase):
         ids: Sequence[int],
         outputs: dict[int, str] | None = None,
         then: Mapping[int, Sequence[tuple[str, int]]] | None = None,
+        runs: Mapping[int, AttemptRun] | None = None,
     ) -> int:
         """Mark jobs done (fenced); returns how many were still ours. ``then``: per job, the
-        (kind, max_attempts) to enqueue in the same transaction (a chain's next step)."""
+        (kind, max_attempts) to enqueue in the same transaction (a chain's next step).
+        ``runs``: per job, the run for the attempts history, recorded in the same transaction."""
         if not ids:
             return 0
         job = self.tables.job
@@ -359,6 +363,8 @@ class JobOps(StoreBase):
                         )
                         .values(output=storable(output))
                     )
+            if runs:
+                self._record_attempts(conn, worker_id, "done", (JobState.DONE,), runs)
             if then:
                 self._enqueue_next(conn, worker_id, JobState.DONE, then)
             return int(res.rowcount)
@@ -402,6 +408,7 @@ class JobOps(StoreBase):
         output: str | None = None,
         terminal: bool = False,
         then: Sequence[tuple[str, int]] = (),
+        run: AttemptRun | None = None,
     ) -> str | None:
         """Record a failed attempt: back to ``open`` after ``retry_in`` s, or ``failed`` when
         attempts are spent (or ``terminal``). Returns the new state, None if fenced out.
@@ -423,6 +430,9 @@ class JobOps(StoreBase):
             )
             if res.rowcount != 1:
                 return None
+            if run is not None:
+                finished = (JobState.OPEN, JobState.FAILED)
+                self._record_attempts(conn, worker_id, "failed", finished, {job_id: run})
             if then:
                 self._enqueue_next(conn, worker_id, JobState.FAILED, {job_id: then})
             return str(conn.execute(select(job.c.state).where(job.c.id == job_id)).scalar_one())

@@ -180,3 +180,35 @@ class EffectClaim:
 
     won: bool
     effect: Effect
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptRun:
+    """What the worker knows of one finished run, for the ``job_attempts`` history: the run's
+    own start and end (not the claim or the outcome's write), its exit code, error and output."""
+
+    started_at: datetime
+    finished_at: datetime
+    exit_code: int | None = None
+    error: str | None = None
+    output: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """One row of the ``job_attempts`` history (``jobs show``)."""
+
+    job_id: int
+    kind: str
+    attempt: int
+    worker: str
+    started_at: datetime
+    finished_at: datetime
+    outcome: str
+    exit_code: int | None
+    error: str | None
+    output_tail: str | None
+
+    @property
+    def duration(self) -> float:
+        return (self.finished_at - self.started_at).total_seconds()

@@ -107,11 +107,18 @@ class Tables:
     scheduled_runs: Table
     leases: Table
     side_effects: Table
+    attempts: Table
     prefix: str
 
     @property
     def names(self) -> tuple[str, ...]:
-        return (self.job.name, self.scheduled_runs.name, self.leases.name, self.side_effects.name)
+        return (
+            self.job.name,
+            self.scheduled_runs.name,
+            self.leases.name,
+            self.side_effects.name,
+            self.attempts.name,
+        )
 
 
 def build_tables(prefix: str = "") -> Tables:
@@ -198,4 +205,29 @@ def build_tables(prefix: str = "") -> Tables:
             "status IN ('attempted', 'done', 'failed')", name=f"{p}side_effects_status_check"
         ),
     )
-    return Tables(md, job, scheduled_runs, leases, side_effects, prefix)
+    # One row per finished run of a job (the job row keeps only the last one's output): who ran
+    # it, the run's own start and end (the worker's clock, around the process or handler, not
+    # claim → write), how it ended and the tail of what it printed. ``(job_id, started_at)`` is
+    # unique, so an outcome written twice (a retried batch) records its run once; ``attempt``
+    # is the job's attempt counter at the time (an operator's retry starts it again at 1).
+    attempts = Table(
+        f"{p}job_attempts",
+        md,
+        Column("id", ID_TYPE, primary_key=True, autoincrement=True),
+        Column("job_id", ID_TYPE, nullable=False),
+        Column("kind", key_string(200), nullable=False),
+        Column("attempt", Integer, nullable=False),
+        Column("worker", String(255), nullable=False),
+        Column("started_at", UTCDateTime(), nullable=False),
+        Column("finished_at", UTCDateTime(), nullable=False),
+        Column("outcome", String(16), nullable=False),
+        Column("exit_code", Integer, nullable=True),
+        Column("error", Text, nullable=True),
+        Column("output_tail", Text, nullable=True),
+        CheckConstraint("outcome IN ('done', 'failed')", name=f"{p}job_attempts_outcome_check"),
+        UniqueConstraint("job_id", "started_at", name=f"{p}job_attempts_run_key"),
+    )
+    # Run-time percentiles per kind over a window (status, metrics), and retention by age.
+    Index(f"{p}job_attempts_kind_idx", attempts.c.kind, attempts.c.finished_at)
+    Index(f"{p}job_attempts_finished_idx", attempts.c.finished_at)
+    return Tables(md, job, scheduled_runs, leases, side_effects, attempts, prefix)

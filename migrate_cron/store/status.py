@@ -6,8 +6,9 @@ the table:
 - **live**: counts per kind and state for everything *not* done (open, running, failed,
   cancelled) and the oldest ready ``run_at``. Done rows are excluded by the ``state IN`` list,
   so the planner reads the claim / state indexes, never the done rows.
-- **durations**: run time (``finished_at - started_at``) of jobs done inside the window
-  (``finished_at >= since``), via the ``(state, finished_at)`` index. Percentiles are linear
+- **durations**: run time of jobs done inside the window (``finished_at >= since``): the
+  runs' own start and end from the attempts history (``(kind, finished_at)`` index), and the
+  done counts from the job rows via the ``(state, finished_at)`` index. Percentiles are linear
   interpolation between ranks (``percentile_cont``), the same definition on every backend:
   PostgreSQL computes them natively; elsewhere window functions rank the rows in the database
   and only the few rows at the needed ranks come back.
@@ -40,7 +41,8 @@ from sqlalchemy import (
     select,
 )
 
-from migrate_cron.store.base import StoreBase, aware_or_none
+from migrate_cron.store.attempts import AttemptOps
+from migrate_cron.store.base import aware_or_none
 from migrate_cron.store.models import JobState, KindStatus, QueueStatus, SlotStatus
 from migrate_cron.store.schema import UTCDateTime
 
@@ -51,7 +53,7 @@ LIVE_STATES = (JobState.OPEN, JobState.RUNNING, JobState.FAILED, JobState.CANCEL
 class StatusQueries:
     """Builds and runs the status statements for one store (tables, prefix, dialect)."""
 
-    def __init__(self, store: StoreBase) -> None:
+    def __init__(self, store: AttemptOps) -> None:
         self.store = store
         self.job = store.tables.job
         self.runs = store.tables.scheduled_runs
@@ -75,15 +77,26 @@ class StatusQueries:
             .group_by(self._no_index(job.c.kind), job.c.state)
         )
 
-    def durations_sql(self, since: datetime) -> Select[Any]:
-        """PostgreSQL: one aggregate row per kind. Elsewhere: the rows at the needed ranks."""
-        job = self.job
+    def durations_sql(self, since: datetime, *, runs: bool = False) -> Select[Any]:
+        """PostgreSQL: one aggregate row per kind. Elsewhere: the rows at the needed ranks.
+
+        ``runs``: the runs' own times from the attempts history (successful runs finished in
+        the window); else claim → outcome written from the job rows, which also counts the
+        jobs done in the window (and is all a database without the history has)."""
+        if runs:
+            job = self.store.tables.attempts
+            window = and_(
+                job.c.outcome == JobState.DONE,
+                job.c.finished_at >= literal(since, UTCDateTime()),
+            )
+        else:
+            job = self.job
+            window = and_(
+                job.c.state == JobState.DONE,
+                job.c.finished_at >= literal(since, UTCDateTime()),
+                job.c.started_at.is_not(None),
+            )
         seconds = self._seconds(job.c.started_at, job.c.finished_at)
-        window = and_(
-            job.c.state == JobState.DONE,
-            job.c.finished_at >= literal(since, UTCDateTime()),
-            job.c.started_at.is_not(None),
-        )
         if self.store.supports_percentile_cont:
             return (
                 select(
@@ -194,10 +207,11 @@ class StatusQueries:
 
     # ------------------------------------------------------------------ running them
     def run(self, since: datetime, now: datetime, *, slots: bool = True) -> QueueStatus:
+        history = self.store.attempts_enabled()
         with self.store.transaction(readonly=True) as conn:
             kinds: dict[str, dict[str, Any]] = {}
             self._read_live(conn, now, kinds)
-            self._read_durations(conn, since, kinds)
+            self._read_durations(conn, since, kinds, history=history)
             self._read_last(conn, kinds)
             slot_rows = self._read_slots(conn) if slots else []
         return QueueStatus(
@@ -219,29 +233,39 @@ class StatusQueries:
                 entry[r.state] = n
 
     def _read_durations(
-        self, conn: Connection, since: datetime, kinds: dict[str, dict[str, Any]]
+        self, conn: Connection, since: datetime, kinds: dict[str, dict[str, Any]], *, history: bool
     ) -> None:
-        rows = conn.execute(self.durations_sql(since)).all()
-        if self.store.supports_percentile_cont:
-            for r in rows:
-                kinds.setdefault(r.kind, {}).update(
-                    done=int(r.n),
-                    duration_p50=_float(r.p0),
-                    duration_p95=_float(r.p1),
-                    duration_max=_float(r.max),
-                )
+        """Done counts from the job rows; durations from the runs themselves where the
+        attempts history has them (claim → write otherwise: jobs done before the upgrade)."""
+        for kind, (n, p50, p95, top) in self._durations(conn, since, runs=False).items():
+            entry = kinds.setdefault(kind, {})
+            entry.update(done=n, duration_p50=p50, duration_p95=p95, duration_max=top)
+        if not history:
             return
+        for kind, (_, p50, p95, top) in self._durations(conn, since, runs=True).items():
+            entry = kinds.setdefault(kind, {})
+            entry.update(duration_p50=p50, duration_p95=p95, duration_max=top)
+
+    def _durations(
+        self, conn: Connection, since: datetime, *, runs: bool
+    ) -> dict[str, tuple[int, float | None, float | None, float | None]]:
+        """Per kind: (n, p50, p95, max)."""
+        rows = conn.execute(self.durations_sql(since, runs=runs)).all()
+        if self.store.supports_percentile_cont:
+            return {r.kind: (int(r.n), _float(r.p0), _float(r.p1), _float(r.max)) for r in rows}
         by_kind: dict[str, tuple[int, dict[int, float]]] = {}
         for r in rows:
-            n, ranks = by_kind.setdefault(r.kind, (int(r.n), {}))
+            _, ranks = by_kind.setdefault(r.kind, (int(r.n), {}))
             ranks[int(r.rn)] = float(r.d)
-        for kind, (n, ranks) in by_kind.items():
-            kinds.setdefault(kind, {}).update(
-                done=n,
-                duration_p50=interpolate(ranks, n, PERCENTILES[0]),
-                duration_p95=interpolate(ranks, n, PERCENTILES[1]),
-                duration_max=ranks[n],
+        return {
+            kind: (
+                n,
+                interpolate(ranks, n, PERCENTILES[0]),
+                interpolate(ranks, n, PERCENTILES[1]),
+                ranks[n],
             )
+            for kind, (n, ranks) in by_kind.items()
+        }
 
     def _read_last(self, conn: Connection, kinds: dict[str, dict[str, Any]]) -> None:
         for r in conn.execute(self.last_sql()):
@@ -311,7 +335,7 @@ def _float(value: Any) -> float | None:
     return None if value is None else float(value)
 
 
-class StatusOps(StoreBase):
+class StatusOps(AttemptOps):
     """The ``status`` operation (``status``, ``status --check``, ``metrics``, ``verify``)."""
 
     def status(

@@ -30,10 +30,11 @@ from collections import deque
 
 from migrate_cron.store import Store
 from migrate_cron.store.base import describe_error
+from migrate_cron.store.models import AttemptRun
 from migrate_cron.worker.inflight import Ledger
 from migrate_cron.worker.log import WorkerLog
 from migrate_cron.worker.outage import OUTAGE_ERRORS, Outage
-from migrate_cron.worker.outcome import DONE, FAILED, RELEASE, Outcome
+from migrate_cron.worker.outcome import DONE, FAILED, RELEASE, Outcome, attempt_run
 
 
 class Finisher(threading.Thread):
@@ -171,6 +172,7 @@ class Finisher(threading.Thread):
         done: list[int] = []
         outputs: dict[int, str] = {}
         then: dict[int, tuple[tuple[str, int], ...]] = {}
+        runs: dict[int, AttemptRun] = {}
         released: list[int] = []
         for job_id, outcome in items:
             if outcome.status == DONE:
@@ -179,11 +181,14 @@ class Finisher(threading.Thread):
                     outputs[job_id] = outcome.output
                 if outcome.then:
                     then[job_id] = outcome.then
+                run = attempt_run(outcome)
+                if run is not None:
+                    runs[job_id] = run
             elif outcome.status == RELEASE:
                 released.append(job_id)
         store, me = self._store, self._worker_id
         if done:
-            store.complete(me, done, outputs or None, then or None)
+            store.complete(me, done, outputs or None, then or None, runs or None)
         for job_id, outcome in items:
             if outcome.status == FAILED:
                 store.fail(
@@ -194,6 +199,7 @@ class Finisher(threading.Thread):
                     output=outcome.output,
                     terminal=outcome.terminal,
                     then=outcome.then,
+                    run=attempt_run(outcome),
                 )
         if released:
             store.release(me, released)

@@ -28,7 +28,8 @@ import secrets
 import socket
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry
@@ -170,6 +171,12 @@ class Worker:
         )
         for kind, why in sorted(self.catalog.unrunnable.items()):
             self.log.event("not-claimed", f"job {kind!r} is left to other workers: {why}")
+        if not self.store.attempts_enabled():
+            self.log.event(
+                "no-history",
+                "the job_attempts table is missing: runs are not recorded in the history "
+                "(run `migrate-cron db upgrade`)",
+            )
         self._heartbeat.start()
         self._fence.start()
         self._finisher.start()
@@ -311,12 +318,14 @@ class Worker:
                 continue
             self._started[index] += 1
             self.log.job_start(job)
+            started_at = datetime.now(UTC)
             t0 = time.monotonic()
             try:
                 outcome = self.catalog.run(job, self.worker_id, slot.cancel)
             except Exception as exc:  # our bug, not the job's: count the attempt, keep going
                 outcome = Outcome.failed(f"worker error: {type(exc).__name__}: {exc}")
             duration = time.monotonic() - t0
+            outcome = replace(outcome, started_at=started_at, duration=duration)
             if not self.ledger.finished(job.id):
                 continue  # abandoned at shutdown and already released
             self.log.job_finish(job, outcome, duration)

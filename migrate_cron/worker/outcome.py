@@ -8,6 +8,9 @@ expires and the job runs again (at least once).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from migrate_cron.store.models import AttemptRun
 
 DONE = "done"
 FAILED = "failed"
@@ -25,14 +28,27 @@ class Outcome:
     #: Jobs to enqueue with this outcome, in its transaction: (kind, max_attempts) of the
     #: registry's ``on_success`` / ``on_failure`` (the latter once no retry is left).
     then: tuple[tuple[str, int], ...] = ()
+    #: The process's exit code (None for handlers, timeouts and processes that never started).
+    exit_code: int | None = None
+    #: When the run itself began (wall clock, UTC) and how long it took (monotonic): what the
+    #: attempts history and ``status`` durations report, not claim → outcome written.
+    started_at: datetime | None = None
+    duration: float | None = None
 
     @classmethod
-    def done(cls, output: str | None = None) -> Outcome:
-        return cls(DONE, output=output)
+    def done(cls, output: str | None = None, *, exit_code: int | None = None) -> Outcome:
+        return cls(DONE, output=output, exit_code=exit_code)
 
     @classmethod
-    def failed(cls, error: str, output: str | None = None, *, terminal: bool = False) -> Outcome:
-        return cls(FAILED, error=error, output=output, terminal=terminal)
+    def failed(
+        cls,
+        error: str,
+        output: str | None = None,
+        *,
+        terminal: bool = False,
+        exit_code: int | None = None,
+    ) -> Outcome:
+        return cls(FAILED, error=error, output=output, terminal=terminal, exit_code=exit_code)
 
     @classmethod
     def release(cls) -> Outcome:
@@ -41,3 +57,16 @@ class Outcome:
     @classmethod
     def lost(cls) -> Outcome:
         return cls(LOST)
+
+
+def attempt_run(outcome: Outcome) -> AttemptRun | None:
+    """The attempts-history row of a finished run (None if the loop did not time it)."""
+    if outcome.started_at is None or outcome.duration is None:
+        return None
+    return AttemptRun(
+        started_at=outcome.started_at,
+        finished_at=outcome.started_at + timedelta(seconds=outcome.duration),
+        exit_code=outcome.exit_code,
+        error=outcome.error,
+        output=outcome.output,
+    )

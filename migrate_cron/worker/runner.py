@@ -288,10 +288,12 @@ def command_outcome(result: CommandResult, timeout: float | None) -> Outcome:
         )
     rc = result.returncode
     if rc == 0:
-        return Outcome.done(output or None)
+        return Outcome.done(output or None, exit_code=0)
     if rc is not None and rc < 0:
-        return Outcome.failed(_with_stderr(f"killed by signal {_signal_name(-rc)}", result), output)
-    return Outcome.failed(_with_stderr(f"exit code {rc}", result), output)
+        return Outcome.failed(
+            _with_stderr(f"killed by signal {_signal_name(-rc)}", result), output, exit_code=rc
+        )
+    return Outcome.failed(_with_stderr(f"exit code {rc}", result), output, exit_code=rc)
 
 
 def _with_stderr(head: str, result: CommandResult) -> str:

@@ -23,7 +23,8 @@ def db(*args: str, url: str, prefix: str, cwd: Path) -> tuple[int, str, str]:
 def test_upgrade_matches_schema_py_and_downgrade_leaves_nothing(
     db_url: str, table_prefix: str, tmp_path: Path
 ) -> None:
-    ours = {f"{table_prefix}{n}" for n in ("job", "scheduled_runs", "job_leases", "side_effects")}
+    names = ("job", "scheduled_runs", "job_leases", "side_effects", "job_attempts")
+    ours = {f"{table_prefix}{n}" for n in names}
     version_table = f"{table_prefix}migrate_cron_alembic_version"
     try:
         rc, out, err = db("current", "--check", url=db_url, prefix=table_prefix, cwd=tmp_path)
@@ -49,16 +50,16 @@ def test_upgrade_matches_schema_py_and_downgrade_leaves_nothing(
         assert "nothing to upgrade" in err
 
         rc, _, err = db("downgrade", url=db_url, prefix=table_prefix, cwd=tmp_path)
-        assert rc == 0, err  # one step back: the ledger goes, the queue stays
+        assert rc == 0, err  # one step back: the history goes, the queue and ledger stay
         assert tables_with_prefix(db_url, table_prefix) == {
-            *(ours - {f"{table_prefix}side_effects"}),
+            *(ours - {f"{table_prefix}job_attempts"}),
             version_table,
         }
         rc, out, err = db("current", url=db_url, prefix=table_prefix, cwd=tmp_path)
-        assert out == f"{revision_id(table_prefix, 1)}\n", err
+        assert out == f"{revision_id(table_prefix, 2)}\n", err
 
         rc, _, err = db("upgrade", url=db_url, prefix=table_prefix, cwd=tmp_path)
-        assert rc == 0, err  # an install from before the ledger gets it from `db upgrade`
+        assert rc == 0, err  # an install from before the history gets it from `db upgrade`
         assert schema_diff(db_url, table_prefix) == []
 
         rc, _, err = db("downgrade", "base", url=db_url, prefix=table_prefix, cwd=tmp_path)
@@ -102,6 +103,7 @@ def test_default_prefix_uses_the_packaged_revision(tmp_path: Path) -> None:
         "scheduled_runs",
         "job_leases",
         "side_effects",
+        "job_attempts",
         "migrate_cron_alembic_version",
     }
     assert schema_diff(url, "") == []

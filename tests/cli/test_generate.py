@@ -55,8 +55,12 @@ def test_json_describes_the_written_revision(tmp_path: Path) -> None:
     assert data["revision"] == revision_id("", 1)
     assert data["down_revision"] is None
     assert data["head"] == revision_id("")
-    assert [r["down_revision"] for r in data["revisions"]] == [None, revision_id("", 1)]
-    assert data["tables"] == ["job", "scheduled_runs", "job_leases", "side_effects"]
+    assert [r["down_revision"] for r in data["revisions"]] == [
+        None,
+        revision_id("", 1),
+        revision_id("", 2),
+    ]
+    assert data["tables"] == ["job", "scheduled_runs", "job_leases", "side_effects", "job_attempts"]
     assert Path(data["path"]).is_file()
     assert Path(data["path"]).parent == tmp_path / "db" / "migrations" / "versions"
     assert "def include_object" in data["include_object"]

@@ -3,13 +3,16 @@ real options (an example that fails when pasted is worse than none)."""
 
 from __future__ import annotations
 
+import re
 import shlex
 from typing import Any
 
+import pytest
 import typer.main
 
-from migrate_cron.cli.help_text import EXAMPLES, PANELS
+from migrate_cron.cli.help_text import EXAMPLES, PANELS, plain_types
 from migrate_cron.cli.main import app
+from tests.conftest import run_cli
 
 
 def commands(group: Any, prefix: str = "") -> dict[str, Any]:
@@ -44,3 +47,32 @@ def test_every_top_level_command_is_in_a_journey_panel() -> None:
     root = typer.main.get_command(app)
     listed = [cmd for cmds in PANELS.values() for cmd in cmds]
     assert sorted(listed) == sorted(root.commands), set(listed) ^ set(root.commands)
+
+
+PYTHON_TYPES = r"<(?:bool|list\[[^>]*\])>"
+
+
+def test_help_shows_what_to_type_not_python_types(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No ``<bool>`` beside a flag (``--help`` included), no ``<list[...]>``: every command's
+    help as ``main()`` builds it, at 80 columns."""
+    monkeypatch.setenv("COLUMNS", "80")
+    root = typer.main.get_command(app)
+    plain_types(root)
+    for path in ["", *commands(root)]:
+        with pytest.raises(SystemExit) as stop:  # --help exits 0 after printing
+            root.main([*path.split(), "--help"], prog_name="migrate-cron")
+        assert stop.value.code in (0, None), path
+        shown = capsys.readouterr().out
+        assert "--help" in shown, path
+        assert re.findall(PYTHON_TYPES, shown) == [], path
+
+
+@pytest.mark.parametrize("path", ["", "worker", "jobs retry"])
+def test_the_installed_command_shows_the_same(path: str) -> None:
+    result = run_cli(*path.split(), "--help", env={"COLUMNS": "80"}, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "--help" in result.stdout and re.findall(PYTHON_TYPES, result.stdout) == []
+    if path == "worker":
+        assert "<str>..." in result.stdout  # --kinds may be given more than once

@@ -175,3 +175,54 @@ def test_usage_errors_exit_2(args: tuple[str, ...], message: str, tmp_path: Path
     rc, out, err = cli(*args, env=env, cwd=tmp_path)
     assert rc == 2, out + err
     assert message in err and "Traceback" not in err
+
+
+def test_show_lists_each_recorded_run(store: Store, db_url: str, tmp_path: Path) -> None:
+    """A run that failed, an operator's retry, a run that passed: both runs are in the history
+    with their exit codes and the run's own duration, in text and in ``--json``."""
+    marker = tmp_path / "ran-once"
+    (tmp_path / "migrate-cron.toml").write_text(
+        "[jobs.second-time-lucky]\n"
+        f'command = "test -f {marker} || {{ touch {marker}; echo first; exit 3; }}; sleep 0.2"\n'
+        "max_attempts = 1\n"
+    )
+    env = {"MIGRATE_CRON_DATABASE_URL": db_url, "MIGRATE_CRON_TABLE_PREFIX": store.prefix}
+    job_id = store.enqueue("second-time-lucky", max_attempts=1).job_id
+    worker_once(env, tmp_path)
+    rc, _, err = cli("jobs", "retry", str(job_id), "--yes", env=env, cwd=tmp_path)
+    assert rc == 0, err
+    worker_once(env, tmp_path)
+
+    rc, out, err = cli("jobs", "show", str(job_id), env=env, cwd=tmp_path)
+    assert rc == 0, err
+    assert "runs (2 recorded):" in out
+    first, second = out.split("runs (2 recorded):\n")[1].splitlines()
+    assert first.startswith("  #1 ") and " failed exit=3 on " in first and "exit code 3" in first
+    assert second.startswith("  #1 ") and " done exit=0 on " in second
+    assert max(len(line) for line in (first, second)) <= 80 + 40  # worker ids are long
+
+    rc, out, err = cli("jobs", "show", str(job_id), "--json", env=env, cwd=tmp_path)
+    runs = json.loads(out)["attempt_history"]
+    assert [(r["attempt"], r["outcome"], r["exit_code"]) for r in runs] == [
+        (1, "failed", 3),
+        (1, "done", 0),
+    ]
+    assert runs[0]["output_tail"].strip() == "first"
+    assert runs[1]["duration"] >= 0.2 and runs[1]["started_at"].endswith("Z")
+    assert runs[0]["started_at"] < runs[1]["started_at"]
+
+
+def test_a_database_without_the_history_table_still_runs_jobs(
+    store: Store, env: dict[str, str], tmp_path: Path
+) -> None:
+    """The package was upgraded before ``db upgrade``: runs go on, the worker says why the
+    history stays empty, and ``jobs show`` shows no runs rather than failing."""
+    store.tables.attempts.drop(store.engine)
+    job_id = store.enqueue("flaky").job_id
+    rc, out, err = cli("worker", "--once", "--poll", "0.1", env=env, cwd=tmp_path)
+    assert rc == 0, out + err
+    assert "job_attempts table is missing" in out + err and "db upgrade" in out + err
+    assert store.get(job_id).state == "done"  # type: ignore[union-attr]
+    rc, out, err = cli("jobs", "show", str(job_id), env=env, cwd=tmp_path)
+    assert rc == 0 and "runs (0 recorded):" in out, err
+    store.tables.attempts.create(store.engine)  # the fixture drops every table

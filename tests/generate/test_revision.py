@@ -55,7 +55,10 @@ def test_the_released_first_revision_never_changes() -> None:
     ledger = render_revision("", 2)
     assert ledger.previous == first.rev_id
     assert ledger.table_names == ("side_effects",)
-    assert revision_id("") == revision_id("", STEPS[-1].version) == ledger.rev_id
+    history = render_revision("", 3)
+    assert history.previous == ledger.rev_id
+    assert history.table_names == ("job_attempts",)
+    assert revision_id("") == revision_id("", STEPS[-1].version) == history.rev_id
 
 
 @pytest.mark.parametrize("name", ["env.py", "script.py.mako"])
@@ -159,7 +162,8 @@ def test_all_steps_go_in_a_row_onto_the_single_head(tmp_path: Path) -> None:
 
 
 def test_an_older_install_gets_only_the_new_step_after_its_own_head(tmp_path: Path) -> None:
-    """Step 1 written by an older release, then a revision of the user's: step 2 goes on top."""
+    """Step 1 written by an older release, then a revision of the user's: the later steps go
+    on top, in order."""
     script = _history(tmp_path, ("u1", None))
     first = write_revision(script, render_revision("mc_"))
     user = tmp_path / "versions" / "u3_user.py"
@@ -168,8 +172,12 @@ def test_an_older_install_gets_only_the_new_step_after_its_own_head(tmp_path: Pa
         "depends_on = None\n\n\ndef upgrade():\n    pass\n\n\ndef downgrade():\n    pass\n"
     )
     written = write_revisions(ScriptDirectory(str(tmp_path)), "mc_")
-    assert [(w.rev_id, w.down_revision) for w in written] == [(revision_id("mc_"), "u3")]
-    assert written[0].table_names == ("mc_side_effects",)
+    ledger = revision_id("mc_", 2)
+    assert [(w.rev_id, w.down_revision) for w in written] == [
+        (ledger, "u3"),
+        (revision_id("mc_"), ledger),
+    ]
+    assert [w.table_names for w in written] == [("mc_side_effects",), ("mc_job_attempts",)]
 
 
 def _run_offline_upgrade(path: Path, dialect: str) -> str:

@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from migrate_cron.config import normalize_url
-from migrate_cron.generate.revision import revision_id
+from migrate_cron.generate.revision import STEPS, revision_id
 from tests.conftest import run_cli
 from tests.generate.live_schema import tables_with_prefix
 
@@ -109,7 +109,7 @@ def test_generated_revision_joins_the_history_and_applies_and_reverts(
         result = run_cli("generate", "migration", "--table-prefix", table_prefix, cwd=project)
         assert result.returncode == 0, result.stderr
         written = [Path(line) for line in result.stdout.splitlines()]
-        assert [p.parent for p in written] == [project / "migrations" / "versions"] * 2
+        assert [p.parent for p in written] == [project / "migrations" / "versions"] * len(STEPS)
         assert "include_object" in result.stderr
 
         heads = ok(alembic(project, "heads")).split()
@@ -118,7 +118,8 @@ def test_generated_revision_joins_the_history_and_applies_and_reverts(
 
         ok(alembic(project, "upgrade", "head"))
         ours = {
-            f"{table_prefix}{n}" for n in ("job", "scheduled_runs", "job_leases", "side_effects")
+            f"{table_prefix}{n}"
+            for n in ("job", "scheduled_runs", "job_leases", "side_effects", "job_attempts")
         }
         assert tables_with_prefix(db_url, table_prefix) == {
             *ours,
@@ -138,7 +139,7 @@ def test_init_creates_a_working_environment_holding_the_repository_revision(
     result = run_cli("generate", "migration", "--init", "migrations", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     written = [Path(line) for line in result.stdout.splitlines()]
-    assert len(written) == 2
+    assert len(written) == len(STEPS)
     for path in written:
         assert path.read_bytes() == (REPO / "alembic" / "versions" / path.name).read_bytes()
     assert (tmp_path / "alembic.ini").is_file()
@@ -150,6 +151,7 @@ def test_init_creates_a_working_environment_holding_the_repository_revision(
         "scheduled_runs",
         "job_leases",
         "side_effects",
+        "job_attempts",
         "alembic_version",
     }
     offline = ok(

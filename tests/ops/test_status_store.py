@@ -7,7 +7,15 @@ from datetime import timedelta
 import pytest
 
 from migrate_cron.ops.status import Thresholds, build_report, check, report_to_dict
-from tests.ops.helpers import EXPECTED, NOW, SPECS, build_timeline, clocked_store, iso
+from tests.ops.helpers import (
+    EXPECTED,
+    NOW,
+    SPECS,
+    build_timeline,
+    clocked_store,
+    iso,
+    run_one,
+)
 
 
 def _compare(actual: dict[str, object], expected: dict[str, object]) -> None:
@@ -95,3 +103,31 @@ def test_percentiles_interpolate_like_percentile_cont(db_url: str, table_prefix:
     assert k.duration_p50 == pytest.approx(4.125, abs=1e-6)
     assert k.duration_p95 == pytest.approx(86.05, abs=1e-6)
     assert k.duration_max == pytest.approx(100.0, abs=1e-6)
+
+
+def test_durations_are_the_runs_own_not_claim_to_write(db_url: str, table_prefix: str) -> None:
+    """A job claimed at 12:00:00 and written at 12:00:10 whose run took 2 s (it waited for
+    a runner, then the finisher's batch): status says 2 s. Jobs done before the history
+    existed keep their claim → write time; the done count is the job rows'."""
+    from migrate_cron.store.models import AttemptRun
+
+    with clocked_store(db_url, table_prefix) as (store, clock):
+        start = NOW - timedelta(minutes=10)
+        run_one(store, clock, "legacy", start, 4.0)  # no run recorded
+        clock.set(start)
+        ids = [store.enqueue("timed").job_id for _ in range(3)]
+        store.claim("w", 3, lease=600, kinds=["timed"])
+        clock.set(start + timedelta(seconds=10))
+        runs = {
+            i: AttemptRun(start + timedelta(seconds=1), start + timedelta(seconds=1 + s))
+            for i, s in zip(ids, (1.0, 2.0, 3.0), strict=True)
+        }
+        assert store.complete("w", ids, runs=runs) == 3
+        status = store.status(since=NOW - timedelta(hours=1), now=NOW)
+    by_kind = {k.kind: k for k in status.kinds}
+    timed = by_kind["timed"]
+    assert timed.done == 3
+    assert timed.duration_p50 == pytest.approx(2.0, abs=1e-3)
+    assert timed.duration_max == pytest.approx(3.0, abs=1e-3)
+    assert by_kind["legacy"].done == 1
+    assert by_kind["legacy"].duration_p50 == pytest.approx(4.0, abs=1e-3)

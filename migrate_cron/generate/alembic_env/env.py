@@ -42,6 +42,7 @@ MIGRATE_CRON_TABLES = frozenset(
         "scheduled_runs",
         "job_leases",
         "side_effects",
+        "job_attempts",
         "migrate_cron_alembic_version",
     )
 )
