@@ -12,12 +12,15 @@ from typing import Any
 
 from sqlalchemy import (
     Connection,
+    bindparam,
     func,
+    insert,
     select,
     update,
 )
+from sqlalchemy.exc import IntegrityError
 
-from migrate_cron.store.base import DEFAULT_MAX_ATTEMPTS
+from migrate_cron.store.base import DEFAULT_MAX_ATTEMPTS, aware
 from migrate_cron.store.jobs import JobOps
 from migrate_cron.store.models import (
     JobState,
@@ -61,22 +64,161 @@ class RunOps(JobOps):
         skip_running: Collection[str] = (),
     ) -> list[RunResult]:
         """``enqueue_run`` for many (job_name, scheduled_for, max_attempts) slots, ``batch``
-        per transaction; results in request order. Each chunk is written in (job_name, slot)
-        order, so concurrent schedulers lock slot keys in the same order and cannot deadlock.
-        Jobs named in ``skip_running`` get ``skip_if_running``."""
+        per transaction; results in request order. Jobs named in ``skip_running`` get
+        ``skip_if_running``.
+
+        A chunk is written in bulk: one read of the slots already recorded, one of the kinds
+        running (for ``skip_running``), one multi-row insert of the new jobs and one of the
+        new slot rows — a handful of statements for 200 slots instead of four per slot. If a
+        concurrent writer (a scheduler taking over, a host's ``enqueue``) recorded one of the
+        slots in between, the unique keys refuse the chunk; it is then written again slot by
+        slot, insert-if-absent, in (job_name, slot) order so writers cannot deadlock.
+        """
         results: list[RunResult | None] = [None] * len(requests)
         order = sorted(
             range(len(requests)), key=lambda i: (requests[i][0], requests[i][1].astimezone(UTC))
         )
         for start in range(0, len(order), batch):
-            with self.transaction() as conn:
-                for i in order[start : start + batch]:
-                    name, slot, max_attempts = requests[i]
-                    results[i] = self._enqueue_run(
-                        conn, name, slot, None, max_attempts, "enqueued", None,
-                        name in skip_running,
-                    )  # fmt: skip
+            chunk = order[start : start + batch]
+            try:
+                with self.transaction() as conn:
+                    written = self._enqueue_runs_bulk(
+                        conn, [requests[i] for i in chunk], skip_running
+                    )
+            except IntegrityError:
+                written = None
+            if written is None:
+                with self.transaction() as conn:
+                    written = [
+                        self._enqueue_run(
+                            conn,
+                            name,
+                            slot,
+                            None,
+                            max_attempts,
+                            "enqueued",
+                            None,
+                            name in skip_running,
+                        )
+                        for name, slot, max_attempts in (requests[i] for i in chunk)
+                    ]
+            for i, result in zip(chunk, written, strict=True):
+                results[i] = result
         return [r for r in results if r is not None]
+
+    def _enqueue_runs_bulk(
+        self,
+        conn: Connection,
+        requests: Sequence[tuple[str, datetime, int]],
+        skip_running: Collection[str],
+    ) -> list[RunResult]:
+        """One chunk of ``enqueue_runs`` in a few statements (see there)."""
+        runs, job = self.tables.scheduled_runs, self.tables.job
+        keys = [(name, slot.astimezone(UTC)) for name, slot, _ in requests]
+        known: dict[tuple[str, datetime], RunResult] = {}
+        for row in conn.execute(
+            select(runs.c.job_name, runs.c.scheduled_for, runs.c.job_id, runs.c.outcome).where(
+                runs.c.job_name.in_(sorted({n for n, _ in keys})),
+                runs.c.scheduled_for.in_(sorted({s for _, s in keys})),
+            )
+        ):
+            known[(row.job_name, aware(row.scheduled_for))] = RunResult(
+                False, row.job_id, row.outcome
+            )
+        fresh: dict[tuple[str, datetime], int] = {}  # new slot -> its max_attempts
+        for key, (_, _, max_attempts) in zip(keys, requests, strict=True):
+            if key not in known:
+                fresh.setdefault(key, max_attempts)
+        busy: set[str] = set()
+        watched = sorted({n for n, _ in fresh} & set(skip_running))
+        if watched:
+            busy = set(
+                conn.execute(
+                    select(job.c.kind)
+                    .where(
+                        job.c.kind.in_(watched),
+                        job.c.state == JobState.RUNNING,
+                        job.c.locked_until > self.now_sql(),  # a dead worker's run does not count
+                    )
+                    .distinct()
+                ).scalars()
+            )
+        now = conn.execute(select(self.now_sql())).scalar_one()
+        enqueued = [key for key in fresh if key[0] not in busy]
+        # Slot rows first, then jobs, then the link: the order ``enqueue_run`` takes its locks
+        # in, so a bulk writer and a single one wait for each other instead of deadlocking.
+        if fresh:
+            conn.execute(
+                insert(runs),
+                [
+                    {
+                        "job_name": name,
+                        "scheduled_for": slot,
+                        "enqueued_at": now,
+                        "outcome": "skipped" if name in busy else "enqueued",
+                    }
+                    for name, slot in fresh
+                ],
+            )
+        job_ids = self._insert_jobs(
+            conn,
+            [
+                {
+                    "kind": name,
+                    "ref": slot.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+                    "payload": None,
+                    "state": JobState.OPEN,
+                    "attempts": 0,
+                    "max_attempts": fresh[(name, slot)],
+                    "run_at": now,
+                    "scheduled_for": slot,
+                    "created_at": now,
+                }
+                for name, slot in enqueued
+            ],
+        )
+        ids = dict(zip(enqueued, job_ids, strict=True))
+        if ids:
+            conn.execute(
+                update(runs)
+                .where(
+                    runs.c.job_name == bindparam("slot_name"),
+                    runs.c.scheduled_for == bindparam("slot_at"),
+                )
+                .values(job_id=bindparam("slot_job")),
+                [
+                    {"slot_name": name, "slot_at": slot, "slot_job": job_id}
+                    for (name, slot), job_id in ids.items()
+                ],
+            )
+        for kind in sorted({name for name, _ in enqueued}):
+            self._notify(conn, kind)
+        results: list[RunResult] = []
+        for key in keys:
+            if key in known:
+                results.append(known[key])
+                continue
+            made = RunResult(True, ids.get(key), "skipped" if key[0] in busy else "enqueued")
+            results.append(made)
+            known[key] = RunResult(False, made.job_id, made.outcome)  # a repeat in the chunk
+        return results
+
+    def _insert_jobs(self, conn: Connection, rows: list[dict[str, Any]]) -> list[int]:
+        """Insert job rows, returning their ids in the rows' order: one multi-row statement
+        where the driver can return ids in order (PostgreSQL, SQLite, MariaDB), else one
+        insert per row (MySQL) in the same transaction."""
+        if not rows:
+            return []
+        job = self.tables.job
+        if conn.dialect.insert_executemany_returning_sort_by_parameter_order:
+            stmt = insert(job).returning(job.c.id, sort_by_parameter_order=True)
+            return [int(i) for i in conn.execute(stmt, rows).scalars()]
+        ids: list[int] = []
+        for row in rows:
+            inserted = conn.execute(insert(job).values(**row)).inserted_primary_key
+            assert inserted is not None
+            ids.append(int(inserted[0]))
+        return ids
 
     def _enqueue_run(
         self,

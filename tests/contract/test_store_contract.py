@@ -348,6 +348,56 @@ def test_enqueue_runs_writes_each_slot_once_in_request_order(store: Store) -> No
     assert newest is not None and newest.replace(tzinfo=UTC) == t + timedelta(minutes=1)
 
 
+def test_enqueue_runs_in_bulk_matches_slot_by_slot(store: Store) -> None:
+    """A chunk mixing new slots, a slot already recorded, a repeat and an overlap skip gives
+    what ``enqueue_run`` one by one gives: the same jobs, rows and results."""
+    t = datetime(2026, 3, 1, 12, tzinfo=UTC)
+    earlier = store.enqueue_run("a", t)
+    busy = store.enqueue("long").job_id
+    store.claim("w", 1, lease=60, kinds=["long"])
+    requests = [
+        ("a", t, 3),  # recorded before
+        ("a", t + timedelta(minutes=1), 4),
+        ("long", t, 3),  # skipped: a run of its kind holds a live lease
+        ("b", t, 2),
+        ("a", t + timedelta(minutes=1), 4),  # a repeat inside the chunk
+    ]
+    got = store.enqueue_runs(requests, skip_running={"long"})
+    assert [(r.created, r.outcome) for r in got] == [
+        (False, "enqueued"),
+        (True, "enqueued"),
+        (True, "skipped"),
+        (True, "enqueued"),
+        (False, "enqueued"),
+    ]
+    assert got[0].job_id == earlier.job_id and got[2].job_id is None
+    assert got[4].job_id == got[1].job_id
+    new = store.get(got[1].job_id)  # type: ignore[arg-type]
+    assert new is not None
+    assert (new.kind, new.state, new.max_attempts, new.attempts) == ("a", "open", 4, 0)
+    assert new.scheduled_for == t + timedelta(minutes=1)
+    assert new.ref == "2026-03-01T12:01:00.000000Z"
+    assert store.count_jobs(kind="long") == 1 and store.get(busy) is not None
+    assert sorted((r["outcome"], r["job_id"] is None) for r in store.runs("long")) == [
+        ("skipped", True)
+    ]
+    # The job a bulk write makes is the job a single write would find: no second job.
+    assert store.enqueue_run("a", t + timedelta(minutes=1)).job_id == got[1].job_id
+
+
+def test_enqueue_runs_falls_back_when_a_key_was_taken_meanwhile(store: Store) -> None:
+    """A job with the slot's key exists but no slot row (another writer is half-way): the
+    bulk insert is refused by the unique key and the chunk is written slot by slot."""
+    t = datetime(2026, 3, 1, 12, tzinfo=UTC)
+    ref = t.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    taken = store.enqueue("a", ref=ref, scheduled_for=t).job_id
+    got = store.enqueue_runs([("a", t, 3), ("b", t, 3)])
+    assert [r.created for r in got] == [True, True]
+    assert got[0].job_id == taken
+    assert store.count_jobs(kind="a") == 1 and store.count_jobs(kind="b") == 1
+    assert [r["job_id"] for r in store.runs("a")] == [taken]
+
+
 def test_record_skipped_is_insert_if_absent_and_makes_no_job(store: Store) -> None:
     t = datetime(2026, 3, 1, 12, tzinfo=UTC)
     store.enqueue_run("s", t)
