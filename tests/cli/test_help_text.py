@@ -8,8 +8,8 @@ from typing import Any
 
 import typer.main
 
+from migrate_cron.cli.app import app
 from migrate_cron.cli.help_text import EXAMPLES, PANELS
-from migrate_cron.cli.main import app
 
 
 def commands(group: Any, prefix: str = "") -> dict[str, Any]:
