@@ -1,8 +1,11 @@
-"""Wall time of one `migrate-cron enqueue NAME --slot X` call (the installed command, as cron
-runs it every minute on every host), on SQLite, PostgreSQL and MariaDB: a new slot, and the
-same slot again (the no-op every other host gets). Next to `migrate-cron --version`, the floor
-of starting Python and the CLI. Writes its block of the "## scheduler and enqueue" section of
-docs/benchmarks.md.
+"""Wall and CPU time of one `migrate-cron enqueue NAME` call (the installed command, as cron
+runs it every minute on every host), on SQLite, PostgreSQL and MariaDB: a new slot, the same
+slot again (the no-op every other host gets), and the exact crontab line `migrate --to
+enqueue` writes. Each case runs the lean path (the installed command: `cli.lean`, no Typer or
+Rich) and the full Typer CLI (`cli.app.main`, what every call cost before the lean path),
+alternating call by call so both see the same machine load. Next to `migrate-cron --version`,
+the floor of starting Python and the Typer CLI, and each path's imports (`python -X
+importtime`). Writes its block of the "## scheduler and enqueue" section of docs/benchmarks.md.
 
     python bench/bench_enqueue.py [--calls 15] [--backends sqlite,postgresql,mariadb]
 """
@@ -11,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -26,16 +30,29 @@ from bench.bench_scheduler import MARIADB, PG, machine, write_block
 from migrate_cron.store import open_store
 
 CLI = str(Path(sys.executable).with_name("migrate-cron"))
+LEAN = [CLI]
+FULL = [
+    sys.executable,
+    "-c",
+    "import sys; from migrate_cron.cli.app import main; sys.argv[0] = 'migrate-cron'; main()",
+]
 REGISTRY = '[jobs.invoices]\nschedule = "*/5 * * * *"\ncommand = "true"\n'
+CASES = ("new", "same", "cron")
 
 
-def timed(args: list[str], env: dict[str, str], expect: int = 0) -> float:
+def timed(
+    cmd: list[str], args: list[str], env: dict[str, str], expect: int = 0
+) -> tuple[float, float]:
+    """(wall, CPU) seconds of one call; CPU is the child's user + system time."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    res = subprocess.run([CLI, *args], env=env, capture_output=True, text=True, timeout=60)
+    res = subprocess.run([*cmd, *args], env=env, capture_output=True, text=True, timeout=60)
     elapsed = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if res.returncode != expect:
         raise RuntimeError(f"{args}: exit {res.returncode}: {res.stderr.strip()}")
-    return elapsed
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return elapsed, cpu
 
 
 def stats(values: list[float]) -> tuple[float, float]:
@@ -43,33 +60,61 @@ def stats(values: list[float]) -> tuple[float, float]:
     return statistics.median(ordered) * 1000, ordered[int(0.95 * (len(ordered) - 1))] * 1000
 
 
-def bench_backend(backend: str, calls: int, tmp: Path) -> dict[str, tuple[float, float]]:
+def imports(cmd: list[str], args: list[str], env: dict[str, str]) -> tuple[float, int, bool]:
+    """(ms of imports, modules imported, Typer or Rich among them) for one call."""
+    prog = cmd[1:] if cmd[0] == sys.executable else cmd
+    res = subprocess.run(
+        [sys.executable, "-X", "importtime", *prog, *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    rows = [line.split("|") for line in res.stderr.splitlines() if line.startswith("import time:")]
+    rows = [r for r in rows[1:] if len(r) == 3]  # rows[0] is the header
+    total = sum(int(r[1]) for r in rows if not r[2].startswith("  "))  # top-level imports
+    names = {r[2].strip() for r in rows}
+    heavy = any(n.split(".")[0] in ("typer", "rich") for n in names)
+    return total / 1000, len(rows), heavy
+
+
+def bench_backend(
+    backend: str, calls: int, tmp: Path
+) -> tuple[dict[str, dict[str, list[tuple[float, float]]]], dict[str, tuple[float, int, bool]]]:
     url = {"sqlite": f"sqlite:///{tmp}/bench.db", "postgresql": PG, "mariadb": MARIADB}[backend]
     prefix = f"e{uuid.uuid4().hex[:6]}_"
     store = open_store(url, prefix=prefix)
     store.create_schema()
+    registry = str(tmp / "migrate-cron.toml")
     env = {
         **os.environ,
         "MIGRATE_CRON_DATABASE_URL": url,
         "MIGRATE_CRON_TABLE_PREFIX": prefix,
-        "MIGRATE_CRON_REGISTRY": str(tmp / "migrate-cron.toml"),
+        "MIGRATE_CRON_REGISTRY": registry,
     }
+    env.pop("MIGRATE_CRON_DEBUG", None)  # would send the lean path to Typer
+    # The line `migrate --to enqueue` writes (URL and prefix as options, not the environment).
+    cron = ["enqueue", "invoices", "--quiet", "--registry", registry, "--database-url", url]
+    cron += ["--table-prefix", prefix]
     try:
         base = datetime(2026, 1, 1, tzinfo=UTC)
-        timed(["enqueue", "invoices", "--slot", base.isoformat()], env)  # warm the OS caches
-        new = [
-            timed(
-                ["enqueue", "invoices", "--slot", (base + timedelta(minutes=5 * i)).isoformat()],
-                env,
-            )
-            for i in range(1, calls + 1)
-        ]
-        same = [
-            timed(["enqueue", "invoices", "--slot", base.isoformat()], env) for _ in range(calls)
-        ]
-        auto = [timed(["enqueue", "invoices"], env) for _ in range(calls)]
-        assert len(store.list_jobs(kind="invoices", limit=10_000)) <= 2 * calls + 2
-        return {"new": stats(new), "same": stats(same), "auto": stats(auto)}
+        for cmd in (LEAN, FULL):  # warm the OS caches
+            timed(cmd, ["enqueue", "invoices", "--slot", base.isoformat()], env)
+        out: dict[str, dict[str, list[tuple[float, float]]]] = {
+            case: {"lean": [], "full": []} for case in CASES
+        }
+        minute = 0
+        for _ in range(calls):
+            for path, cmd in (("lean", LEAN), ("full", FULL)):
+                minute += 5
+                slot = (base + timedelta(minutes=minute)).isoformat()
+                out["new"][path].append(timed(cmd, ["enqueue", "invoices", "--slot", slot], env))
+                same = ["enqueue", "invoices", "--slot", base.isoformat()]
+                out["same"][path].append(timed(cmd, same, env))
+                out["cron"][path].append(timed(cmd, cron, env))
+        assert store.count_jobs(kind="invoices") <= 2 * calls + 3
+        imp = {"lean": imports(LEAN, cron, env), "full": imports(FULL, cron, env)}
+        return out, imp
     finally:
         store.drop_schema()
         store.dispose()
@@ -84,32 +129,65 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp())
     (tmp / "migrate-cron.toml").write_text(REGISTRY)
     env = dict(os.environ)
-    floor = stats([timed(["--version"], env) for _ in range(args.calls)])
+    env.pop("MIGRATE_CRON_DEBUG", None)
+    floor = stats([timed(LEAN, ["--version"], env)[0] for _ in range(args.calls)])
     env_reg = {**env, "MIGRATE_CRON_REGISTRY": str(tmp / "migrate-cron.toml")}
-    unknown = stats([timed(["enqueue", "nope"], env_reg, expect=1) for _ in range(args.calls)])
+    unknown = {
+        name: stats(
+            [timed(cmd, ["enqueue", "nope"], env_reg, expect=2)[0] for _ in range(args.calls)]
+        )
+        for name, cmd in (("lean", LEAN), ("full", FULL))
+    }
+    load = os.getloadavg()[0]
     results = {}
     for backend in [b for b in args.backends.split(",") if b]:
         try:
             results[backend] = bench_backend(backend, args.calls, tmp)
         except Exception as exc:  # a server that is not running: report, keep the rest
             print(f"{backend}: skipped ({type(exc).__name__}: {exc})", file=sys.stderr)
+    load = max(load, os.getloadavg()[0])
     lines = [
         f"### enqueue ({datetime.now(UTC):%Y-%m-%d}, {machine()})",
         "",
-        f"`python bench/bench_enqueue.py`: wall time of the installed command per call, median "
-        f"/ p95 of {args.calls} calls each (process start, registry, schedule, connect, one "
-        "transaction). `migrate-cron --version` (Python + CLI start-up, no database): "
-        f"{floor[0]:.0f} / {floor[1]:.0f} ms; `migrate-cron enqueue UNKNOWN` (a subcommand, the "
-        "registry, no database or SQLAlchemy import): "
-        f"{unknown[0]:.0f} / {unknown[1]:.0f} ms. The rest of a call is mostly importing "
-        "SQLAlchemy.",
+        f"`python bench/bench_enqueue.py`: the installed command per call, median / p95 wall "
+        f"time of {args.calls} calls each (process start, registry, schedule, connect, one "
+        "transaction), and median CPU (user + system). *lean* = the installed command, which "
+        "serves a plain `enqueue NAME` without Typer or Rich (`cli/lean.py`); *full* = the same "
+        "command line through the Typer CLI (`cli.app.main`), what every call cost before. The "
+        "two alternate call by call. *cron line* = the line `migrate --to enqueue` writes "
+        "(`enqueue NAME --quiet --registry … --database-url … --table-prefix …`, slot `auto`: "
+        f"already enqueued). 1-minute load average up to {load:.1f}. `migrate-cron --version` "
+        f"(Python + Typer CLI start-up, no database): {floor[0]:.0f} / {floor[1]:.0f} ms; "
+        "`migrate-cron enqueue UNKNOWN` (the registry, no database; exit 2): "
+        f"lean {unknown['lean'][0]:.0f} / {unknown['lean'][1]:.0f} ms, "
+        f"full {unknown['full'][0]:.0f} / {unknown['full'][1]:.0f} ms.",
         "",
-        "| backend | new slot | same slot again (no-op) | `--slot auto` |",
-        "|---|---:|---:|---:|",
+        "| backend | case | full: wall | lean: wall | full: CPU | lean: CPU |",
+        "|---|---|---:|---:|---:|---:|",
     ]
-    for backend, r in results.items():
-        cells = " | ".join(f"{r[k][0]:.0f} / {r[k][1]:.0f} ms" for k in ("new", "same", "auto"))
-        lines.append(f"| {backend} | {cells} |")
+    label = {"new": "new slot", "same": "same slot again (no-op)", "cron": "cron line"}
+    for backend, (r, _) in results.items():
+        for case in CASES:
+            cells = []
+            for path in ("full", "lean"):
+                wall = stats([w for w, _ in r[case][path]])
+                cells.append(f"{wall[0]:.0f} / {wall[1]:.0f} ms")
+            for path in ("full", "lean"):
+                cells.append(f"{statistics.median(c for _, c in r[case][path]) * 1000:.0f} ms")
+            lines.append(f"| {backend} | {label[case]} | {' | '.join(cells)} |")
+    lines += [
+        "",
+        "Imports of the cron line (`python -X importtime`, top-level cumulative, one call):",
+        "",
+        "| backend | full: imports | lean: imports | lean imports Typer or Rich |",
+        "|---|---:|---:|---|",
+    ]
+    for backend, (_, imp) in results.items():
+        full, lean = imp["full"], imp["lean"]
+        lines.append(
+            f"| {backend} | {full[0]:.0f} ms, {full[1]} modules | {lean[0]:.0f} ms, "
+            f"{lean[1]} modules | {'yes' if lean[2] else 'no'} |"
+        )
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_write:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from migrate_cron.cli.main import app
+from migrate_cron.cli.app import app
 from tests.conftest import run_cli
 
 ROOT = Path(__file__).resolve().parents[2]

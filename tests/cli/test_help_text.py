@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import typer.main
 
+from migrate_cron.cli.app import app
 from migrate_cron.cli.help_text import EXAMPLES, PANELS, plain_types
-from migrate_cron.cli.main import app
 from tests.conftest import run_cli
 
 

@@ -1,0 +1,161 @@
+"""What ``migrate-cron enqueue NAME`` does for one registry job and one slot, without Typer.
+
+Two front ends call it: the Typer command (``cli.enqueue``) and the lean path cron takes every
+minute on every host (``cli.lean``). Keeping the work here, with no Typer or Rich import, is
+what makes the two byte-identical: same messages, same spool, same exit codes.
+
+Every import below stays inside the function body or is cheap (stdlib, ``config``, ``errors``):
+this module is on the path of a process that lives for a fraction of a second.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+    from migrate_cron.spool import SpooledSlot
+    from migrate_cron.store import Store
+
+#: ``enqueue`` gives up on the database after this long, spools the slot and exits 75, whatever
+#: the database does (a stalled connection cannot be bounded by socket timeouts alone).
+DEADLINE_SECONDS = 25.0
+EX_TEMPFAIL = 75
+
+
+def enqueue_slot(
+    name: str,
+    *,
+    slot: str,
+    quiet: bool,
+    as_json: bool,
+    database_url: str,
+    table_prefix: str,
+    registry: str,
+    spool_dir: Path | None,
+) -> int:
+    """Enqueue job ``name``'s run for ``slot`` (``auto`` or ISO) once; print the outcome.
+
+    Returns the exit code: 0 (enqueued, or already there), 75 when the database is away (the
+    slot went to the spool). Our errors (unknown job, bad slot, missing tables) are raised as
+    ``MigrateCronError`` for the caller's one-line error.
+    """
+    from datetime import UTC, datetime
+
+    from migrate_cron.config import Settings, validate_prefix
+    from migrate_cron.errors import DatabaseUnavailable
+    from migrate_cron.registry import load_registry
+    from migrate_cron.scheduler.slot import resolve_slot
+    from migrate_cron.spool import Spool, default_dir, target_of
+    from migrate_cron.store import open_store
+
+    spec = load_registry(registry).get(name)
+    when = resolve_slot(spec, slot, datetime.now(UTC))
+    config = Settings(database_url=database_url, table_prefix=validate_prefix(table_prefix))
+    spool = Spool(spool_dir or default_dir())
+    target = target_of(config.safe_url, config.table_prefix)
+
+    def to_spool(reason: str) -> None:
+        path = spool.put(spec.name, when, spec.max_attempts, target, reason)
+        sys.stderr.write(
+            f"migrate-cron enqueue: the database is unavailable ({reason}); "
+            f"slot {when.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ} of {spec.name} spooled to {path}\n"
+        )
+        sys.stderr.flush()
+
+    watchdog = _Watchdog(DEADLINE_SECONDS, lambda: to_spool(f"no answer in {DEADLINE_SECONDS:g}s"))
+    store = open_store(config.database_url, prefix=config.table_prefix)
+    try:
+        replayed = sum(1 for _ in spool.flush(target, lambda e: _replay(store, e)))
+        result = store.enqueue_run(
+            spec.name,
+            when,
+            max_attempts=spec.max_attempts,
+            skip_if_running=spec.overlap == "skip",
+        )
+    except DatabaseUnavailable as exc:
+        if watchdog.cancel():
+            to_spool(str(exc))
+        if os.environ.get("MIGRATE_CRON_DEBUG"):
+            raise  # --debug: the traceback too (the slot is spooled all the same)
+        return EX_TEMPFAIL
+    finally:
+        watchdog.cancel()
+        store.dispose()
+    if replayed and not quiet and not as_json:
+        sys.stderr.write(f"replayed {replayed} spooled slot(s) first\n")
+    if result.created and result.outcome == "skipped":
+        outcome = "skipped"  # overlap = "skip" and a run of the job is still running
+    elif result.created:
+        outcome = "enqueued"
+    elif result.outcome == "skipped":
+        outcome = "already recorded as skipped"
+    else:
+        outcome = "already enqueued"
+    if as_json:
+        # Only the Typer command asks for JSON (the lean path hands --json to it), so the
+        # import of cli.common, which brings Typer, costs nothing extra there.
+        from migrate_cron.cli.common import print_json
+
+        print_json(
+            {
+                "job": spec.name,
+                "slot": when.astimezone(UTC),
+                "slot_local": _local(when, spec.timezone),
+                "outcome": outcome,
+                "created": result.created,
+                "job_id": result.job_id,
+                "replayed": replayed,
+            }
+        )
+    elif not quiet:
+        why = " (overlap = skip: the previous run is still running)" if outcome == "skipped" else ""
+        sys.stdout.write(outcome + why + "\n")
+        sys.stdout.flush()
+    return 0
+
+
+def _replay(store: Store, entry: SpooledSlot) -> None:
+    store.enqueue_run(entry.job, entry.slot, max_attempts=entry.max_attempts)
+
+
+class _Watchdog:
+    """After ``seconds``, runs ``on_expiry`` once and ends the process with 75 — unless
+    cancelled first. ``cancel`` returns True if it won the race (expiry did not start)."""
+
+    def __init__(self, seconds: float, on_expiry: Callable[[], None]) -> None:
+        self._lock = threading.Lock()
+        self._done = False
+        self._on_expiry = on_expiry
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def _expire(self) -> None:
+        with self._lock:
+            if self._done:
+                return
+            self._done = True
+        try:
+            self._on_expiry()
+        finally:
+            os._exit(EX_TEMPFAIL)
+
+    def cancel(self) -> bool:
+        with self._lock:
+            won = not self._done
+            self._done = True
+        self._timer.cancel()
+        return won
+
+
+def _local(t: datetime, tz: str) -> str:
+    from zoneinfo import ZoneInfo
+
+    return t.astimezone(ZoneInfo(tz)).isoformat()
