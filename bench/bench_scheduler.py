@@ -72,7 +72,7 @@ class NullRuns:
     def last_runs(self, job_names: Any = None) -> dict[str, datetime]:
         return {}
 
-    def enqueue_runs(self, requests: Any) -> list[RunResult]:
+    def enqueue_runs(self, requests: Any, skip_running: Any = ()) -> list[RunResult]:
         return [RunResult(True, None, "enqueued") for _ in requests]
 
     def record_skipped(self, job_name: str, slots: Any) -> list[datetime]:
