@@ -55,8 +55,18 @@ def _fill(store: Store) -> None:
                 " FROM generate_series(1, 20000) AS i"
             )
         )
+        attempts = store.tables.attempts.name
+        conn.execute(
+            text(
+                f"INSERT INTO {attempts} (job_id, kind, attempt, worker, started_at,"
+                " finished_at, outcome)"
+                f" SELECT id, kind, 1, 'w', started_at, finished_at, 'done' FROM {job}"
+                " WHERE state = 'done'"
+            )
+        )
         conn.execute(text(f"ANALYZE {job}"))
         conn.execute(text(f"ANALYZE {runs}"))
+        conn.execute(text(f"ANALYZE {attempts}"))
 
 
 def _executed(store: Store, call: Callable[[], object]) -> list[tuple[str, Any]]:
@@ -79,20 +89,23 @@ def test_status_statements_use_indexes_not_a_scan_of_done_rows(pg_store: Store) 
     _fill(pg_store)
     now = pg_store.db_now()
     since = now - timedelta(hours=24)
+    assert pg_store.attempts_enabled()  # asked once per store, before what we capture
     executed = _executed(pg_store, lambda: pg_store.status(since, now))
-    assert len(executed) == 5, [s for s, _ in executed]
+    names = ("live", "durations", "run_durations", "last", "newest_slots", "slots")
+    assert len(executed) == len(names), [s for s, _ in executed]
     job, runs = pg_store.tables.job.name, pg_store.tables.scheduled_runs.name
+    attempts = pg_store.tables.attempts.name
     plans = {}
     with pg_store.engine.connect() as conn:
-        for name, (statement, params) in zip(
-            ("live", "durations", "last", "newest_slots", "slots"), executed, strict=True
-        ):
+        for name, (statement, params) in zip(names, executed, strict=True):
             rows = conn.exec_driver_sql("EXPLAIN " + statement, params)
             plans[name] = "\n".join(r[0] for r in rows)
     for name, plan in plans.items():
         assert f"Seq Scan on {job}" not in plan, f"{name}:\n{plan}"
         assert f"Seq Scan on {runs}" not in plan, f"{name}:\n{plan}"
+        assert f"Seq Scan on {attempts}" not in plan, f"{name}:\n{plan}"
     assert f"{job}_state_finished_idx" in plans["durations"], plans["durations"]
+    assert f"{attempts}_" in plans["run_durations"], plans["run_durations"]
     assert f"{job}_kind_state_idx" in plans["last"], plans["last"]
     assert f"{runs}_slot_key" in plans["newest_slots"], plans["newest_slots"]
     assert f"{runs}_slot_key" in plans["slots"], plans["slots"]
@@ -140,8 +153,9 @@ def test_mariadb_status_statements_use_indexes(mariadb_store: Store) -> None:
             ],
         )
         conn.execute(text(f"ANALYZE TABLE {store.tables.job.name}, {runs.name}"))
+    assert store.attempts_enabled()  # asked once per store, before what we capture
     executed = _executed(store, lambda: store.status(now - timedelta(hours=24), now))
-    names = ("live", "durations", "last", "newest_slots", "slots")
+    names = ("live", "durations", "run_durations", "last", "newest_slots", "slots")
     assert len(executed) == len(names), [s for s, _ in executed]
     plans: dict[str, list[dict[str, Any]]] = {}
     with store.engine.connect() as conn:
