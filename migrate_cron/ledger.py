@@ -173,19 +173,32 @@ def run_once(
 
 
 def _run(argv: Sequence[str]) -> tuple[int, str | None]:
-    """The command's exit code; 128+N when a signal ended it, 127 when it could not start."""
-    try:
-        child = subprocess.Popen(list(argv))
-    except OSError as exc:
-        return NOT_STARTED, f"cannot run {argv[0]!r}: {exc.strerror or exc}"
+    """The command's exit code; 128+N when a signal ended it, 127 when it could not start.
+
+    The handlers are in place *before* the command starts: a stop that arrives while it is
+    being spawned (the command may already be running before ``Popen`` returns) is passed on
+    as soon as there is a child to pass it to, never lost with the key left ``attempted``.
+    """
+    child: subprocess.Popen[bytes] | None = None
+    pending: list[int] = []
 
     def forward(signum: int, _frame: FrameType | None) -> None:
+        if child is None:
+            pending.append(signum)
+            return
         with contextlib.suppress(ProcessLookupError):
             child.send_signal(signum)
 
     previous = {sig: signal.signal(sig, forward) for sig in FORWARDED}
     previous[signal.SIGINT] = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
+        try:
+            child = subprocess.Popen(list(argv))
+        except OSError as exc:
+            return NOT_STARTED, f"cannot run {argv[0]!r}: {exc.strerror or exc}"
+        for signum in pending:
+            with contextlib.suppress(ProcessLookupError):
+                child.send_signal(signum)
         code = child.wait()
     finally:
         for sig, handler in previous.items():
