@@ -164,12 +164,7 @@ class Catalog:
             # despite the cancel keeps its success.
             return Outcome.lost() if cancel.reason == LEASE_LOST else Outcome.release()
         if outcome.status == FAILED and not outcome.terminal and job.attempts < job.max_attempts:
-            return Outcome(
-                FAILED,
-                error=outcome.error,
-                output=outcome.output,
-                retry_in=retry_delay(task.backoff, job.attempts, self.rand),
-            )
+            return replace(outcome, retry_in=retry_delay(task.backoff, job.attempts, self.rand))
         chain = self.chains.get(job.kind)
         if chain is not None:
             then = (

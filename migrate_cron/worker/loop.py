@@ -46,7 +46,7 @@ from migrate_cron.worker.inflight import Ledger, Slot
 from migrate_cron.worker.log import WorkerLog
 from migrate_cron.worker.metrics import WorkerMetrics
 from migrate_cron.worker.outage import OUTAGE_ERRORS, Outage
-from migrate_cron.worker.outcome import Outcome
+from migrate_cron.worker.outcome import FAILED, Outcome
 from migrate_cron.worker.settings import WorkerSettings
 
 if TYPE_CHECKING:
@@ -58,6 +58,11 @@ PAUSE_REFRESH = 2.0
 NOTIFY_DRAIN = 10.0
 
 _SLICE = 0.25  # longest uninterruptible wait (LISTEN has no way to be woken from outside)
+#: Exits of a command that a stop signal ended: killed by SIGHUP/SIGINT/SIGTERM, or a shell
+#: reporting its child's death by one (128 + N).
+_STOP_EXITS = frozenset({-1, -2, -15, 129, 130, 143})
+#: How long a command's death by such a signal waits for this worker's own stop request.
+_STOP_SIGNAL_WINDOW = 1.0
 
 
 def make_worker_id() -> str:
@@ -325,6 +330,8 @@ class Worker:
             except Exception as exc:  # our bug, not the job's: count the attempt, keep going
                 outcome = Outcome.failed(f"worker error: {type(exc).__name__}: {exc}")
             duration = time.monotonic() - t0
+            if self._ended_by_our_stop(outcome):
+                outcome = Outcome.release()
             outcome = replace(outcome, started_at=started_at, duration=duration)
             if not self.ledger.finished(job.id):
                 continue  # abandoned at shutdown and already released
@@ -333,6 +340,19 @@ class Worker:
             self._finisher.put(job.id, outcome)
             if self.notifier is not None:
                 self.notifier.job_finished(job, outcome, duration)
+
+    def _ended_by_our_stop(self, outcome: Outcome) -> bool:
+        """A command that died of SIGTERM/SIGINT/SIGHUP while this worker is being stopped was
+        stopped *with* it, not by its own fault: its attempt is not spent, the job goes back.
+
+        systemd (``KillMode=control-group``), ``docker stop`` of a shell entry point, or a
+        ``kill -- -PGID`` reach the commands at the same moment as the worker, and the command
+        can exit before this process has run its own signal handler; so the stop request gets up
+        to a second to arrive before the failure is believed.
+        """
+        if outcome.status != FAILED or outcome.exit_code not in _STOP_EXITS:
+            return False
+        return self._stopping.wait(_STOP_SIGNAL_WINDOW)
 
     # ------------------------------------------------------------------ shutdown
     def _shutdown(self) -> bool:

@@ -11,6 +11,7 @@ attempt not counted; then the worker exits 0.
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 from collections import Counter
@@ -62,6 +63,24 @@ def _running_long(store: Store, pid: int) -> bool:
         and (now - j.started_at.replace(tzinfo=now.tzinfo)).total_seconds() < 1.0
         for j in store.list_jobs(state="running", limit=1000)
     )
+
+
+def _why(store: Store, job_ids: list[int], workers: list[Proc]) -> str:
+    """What happened to jobs whose attempt was spent: their runs and every log line that
+    names them, so a failure under load says which path counted the attempt."""
+    report = []
+    for job_id in job_ids:
+        job = store.get(job_id)
+        if job is not None:
+            report.append(f"job {job_id}: attempts={job.attempts} error={job.last_error}")
+        report += [f"  run {a.started_at} {a.outcome} {a.error}" for a in store.attempts(job_id)]
+        for w in workers:
+            report += [
+                f"  pid {w.pid}: {line}"
+                for line in w.output().splitlines()
+                if re.search(rf"\b(id|job)[= ]{job_id}\b", line) or "lease" in line
+            ]
+    return "\n".join(report)
 
 
 def _stopped(proc: Proc) -> int:
@@ -120,9 +139,36 @@ def test_rolling_restart_finishes_or_releases_every_job(
     # Nothing lost, nothing left running, no attempt spent by a restart.
     assert store.count_jobs(states=["done"]) == JOBS
     assert store.count_jobs(states=["open", "running", "failed", "cancelled"]) == 0
-    assert {store.get(i).attempts for i in ids} == {1}  # type: ignore[union-attr]
+    spent = [i for i in ids if store.get(i).attempts != 1]  # type: ignore[union-attr]
+    assert not spent, _why(store, spent, workers)
     assert set(ends) == set(ids), "a job never finished its command"
     # Only the runs the restarts stopped were interrupted and repeated.
     interrupted = sum(starts[i] - ends[i] for i in ids)
     assert 0 < interrupted <= stopped
     assert sum(n - 1 for n in ends.values()) <= stopped  # (a stop landing after "end")
+
+
+@pytest.mark.slow
+def test_a_command_stopped_together_with_its_worker_is_released_not_failed(
+    store: Store, db_url: str, table_prefix: str, tmp_path: Path
+) -> None:
+    """systemd's default ``KillMode=control-group`` sends SIGTERM to every process of the unit
+    at once: the command may die of it before the worker has handled its own. That run was
+    stopped by the deploy, not by its fault, so it must not spend an attempt."""
+    pid_file = tmp_path / "pid"
+    registry = tmp_path / "migrate-cron.toml"
+    registry.write_text(
+        f"[jobs.long]\ncommand = 'echo $$ > \"{pid_file}\"; exec sleep 60'\nmax_attempts = 3\n"
+    )
+    env = cli_env(db_url, table_prefix, registry)
+    job_id = store.enqueue("long").job_id
+    with Fleet(tmp_path) as fleet:
+        worker = fleet.start([*WORKER_ARGS[:-2], "--grace", "30"], env, label="worker")
+        wait_for(lambda: pid_file.exists() and pid_file.read_text().strip(), 60, "the command")
+        os.kill(int(pid_file.read_text()), signal.SIGTERM)  # the command first, then the worker
+        worker.signal(signal.SIGTERM)
+        assert worker.wait(30) == 0, worker.output()[-3000:]
+    job = store.get(job_id)
+    assert job is not None
+    assert (job.state, job.attempts) == ("open", 0), worker.output()[-3000:]
+    assert "outcome=released" in worker.output()
