@@ -54,7 +54,11 @@ def worker(
     ] = False,
     batch: Annotated[
         int | None,
-        typer.Option("--batch", help="Jobs claimed per query (default: --concurrency)."),
+        typer.Option(
+            "--batch",
+            help="Jobs claimed per query. Default: learnt from run times: --concurrency at "
+            "first and for long jobs, up to 100 for jobs of milliseconds.",
+        ),
     ] = None,
     lease: Annotated[
         float | None,

@@ -40,6 +40,7 @@ from migrate_cron.store.models import Job
 from migrate_cron.worker.backoff import IdleBackoff
 from migrate_cron.worker.cancel import SHUTDOWN
 from migrate_cron.worker.catalog import Catalog
+from migrate_cron.worker.claim_size import ClaimSize
 from migrate_cron.worker.finisher import Finisher
 from migrate_cron.worker.heartbeat import Fence, Heartbeat
 from migrate_cron.worker.inflight import Ledger, Slot
@@ -97,6 +98,7 @@ class Worker:
         self.log = log or WorkerLog()
         self.worker_id = worker_id or make_worker_id()
         self.ledger = Ledger()
+        self.claim_size = ClaimSize(settings.concurrency, settings.batch)
         self.metrics = WorkerMetrics(
             metrics or CollectorRegistry(), running=lambda: len(self.ledger.running())
         )
@@ -169,7 +171,7 @@ class Worker:
             "worker-start",
             f"worker {self.worker_id} on {self.store.url_safe}",
             concurrency=s.concurrency,
-            batch=s.claim_batch,
+            batch=s.batch if s.batch is not None else "auto",
             lease=s.lease_seconds,
             heartbeat=s.heartbeat,
             kinds=_kinds_text(self._claimable()),
@@ -219,9 +221,11 @@ class Worker:
         paused: list[str] = []
         paused_read = -PAUSE_REFRESH
         while not self._stopping.is_set():
-            room = self.ledger.room(s.capacity)
-            if room < s.refill_at and len(self.ledger):
-                self.ledger.wait_for_room(s.refill_at, s.capacity, _SLICE)
+            size = self.claim_size
+            capacity, refill_at = size.capacity, size.refill_at
+            room = self.ledger.room(capacity)
+            if room < refill_at and len(self.ledger):
+                self.ledger.wait_for_room(refill_at, capacity, _SLICE)
                 continue
             if self._listener is None and self._wants_listener():
                 self._open_listener()
@@ -230,14 +234,17 @@ class Worker:
                 if sent - paused_read >= PAUSE_REFRESH:
                     paused = self._paused(paused)
                     paused_read = sent
-                jobs = self.store.claim(
-                    self.worker_id,
-                    min(s.claim_batch, room),
-                    s.lease_seconds,
-                    kinds,
-                    limits,
-                    paused,
-                )
+                plan = size.plan(room, self.ledger.room(s.concurrency), kinds)
+                jobs = []
+                if plan.now:
+                    jobs = self.store.claim(
+                        self.worker_id, plan.now, s.lease_seconds, kinds, limits, paused
+                    )
+                if plan.ahead:
+                    jobs += self.store.claim(
+                        self.worker_id, plan.ahead, s.lease_seconds, list(plan.short), limits,
+                        paused,
+                    )  # fmt: skip
                 outage.ok()
                 self.metrics.contact()
             except OUTAGE_ERRORS as exc:
@@ -248,6 +255,11 @@ class Worker:
                 self.ledger.add(jobs, sent)
                 for job in jobs:
                     self._dispatch.put(job)
+                continue
+            if not plan.now and len(self.ledger):
+                # Every thread is busy and no short job is ready: claim again when one frees
+                # (then any kind), not on a timer.
+                self.ledger.wait_for_room(1, s.concurrency, _SLICE)
                 continue
             if s.once:
                 if not len(self.ledger):
@@ -333,6 +345,7 @@ class Worker:
             if self._ended_by_our_stop(outcome):
                 outcome = Outcome.release()
             outcome = replace(outcome, started_at=started_at, duration=duration)
+            self.claim_size.observe(job.kind, duration)
             if not self.ledger.finished(job.id):
                 continue  # abandoned at shutdown and already released
             self.log.job_finish(job, outcome, duration)

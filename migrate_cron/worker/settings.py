@@ -13,9 +13,9 @@ class WorkerSettings:
     worker can take the job over. The reaper runs every ``heartbeat`` seconds (one worker at a
     time), so an expired lease is back to ``open`` within one more heartbeat.
 
-    ``batch`` defaults to ``concurrency``: a worker claims only what it can start, so long jobs
-    are not hoarded while other workers idle. Raise it for many short jobs: the worker then
-    keeps one batch waiting beside the running jobs.
+    ``batch`` None (the default) lets the worker size each claim from its run times
+    (``worker/claim_size.py``): only what it can start at first and for long jobs, up to 100
+    for jobs of milliseconds. A number fixes it.
     """
 
     concurrency: int = 4
@@ -61,30 +61,8 @@ class WorkerSettings:
                 raise UsageError(message)
 
     @property
-    def claim_batch(self) -> int:
-        return self.batch or self.concurrency
-
-    @property
     def lease_seconds(self) -> float:
         return self.lease if self.lease is not None else 3 * self.heartbeat
-
-    @property
-    def capacity(self) -> int:
-        """Jobs held at once, waiting for a thread or running (jobs already run whose outcome is
-        being written do not count). With ``batch`` <= ``concurrency``, only what the threads
-        can start; with a larger batch, one batch waits beside the running jobs, so the next
-        claim overlaps the work instead of following it (many short jobs)."""
-        if self.claim_batch <= self.concurrency:
-            return self.concurrency
-        return self.concurrency + self.claim_batch
-
-    @property
-    def refill_at(self) -> int:
-        """Claim again once this many places are free: a whole batch when prefetching (fewer,
-        fuller claims), else half a batch."""
-        if self.claim_batch > self.concurrency:
-            return self.claim_batch
-        return max(1, self.claim_batch // 2)
 
     @property
     def reap_interval(self) -> float:

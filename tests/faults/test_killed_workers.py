@@ -4,9 +4,8 @@ paid for by a kill.
 
 The bound we assert, and why: a worker holds at most ``capacity`` unfinished jobs
 (claimed or running: ``concurrency + batch`` when a batch waits beside the threads, see
-``WorkerSettings.capacity``), and its ledger at most twice that counting runs finished but
-not yet written (``Ledger.room``). Only a job that a worker held when it died can run again,
-so
+``ClaimSize.capacity``), and its ledger at most twice that counting runs finished but not
+yet written (``Ledger.room``). Only a job that a worker held when it died can run again, so
 
     extra runs  =  Σ over jobs (runs − 1)  ≤  kills × 2 × capacity.
 
