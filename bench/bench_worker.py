@@ -263,15 +263,14 @@ def bare_spawn_rate(n: int, threads: int, command: str) -> float:
     return per * threads / (time.perf_counter() - t0)
 
 
-def bench_command(jobs: int, concurrency: int, batch: int, work: Path) -> float:
+def bench_command(jobs: int, flags: list[str], work: Path) -> float:
+    """``/bin/true`` registry jobs/s of one worker started with ``--once`` and ``flags``."""
     with database("postgresql") as url:
         store = fresh_store(url)
         try:
             store.enqueue_many("bench-true", [None] * jobs)
             analyze(store)
-            cmd = worker_cmd(
-                url, "--once", "--concurrency", str(concurrency), "--batch", str(batch)
-            )
+            cmd = worker_cmd(url, "--once", *flags)
             run_workers([cmd], work)
             count, seconds = span(store)
             assert count == jobs
@@ -370,13 +369,13 @@ def write_section(r: dict[str, Any], args: argparse.Namespace) -> str:
         c = r["command"]
         lines += [
             f"`/bin/true` as a registry command on PostgreSQL ({args.command_jobs:,} jobs, "
-            "`--once --concurrency N`), with the default batch (= N: each claim, with its "
+            "`--once --concurrency N`), with `--batch N` (each claim, with its "
             "commit, waits for a free thread) and with `--batch 8N` (one batch waits beside the "
             "running jobs), next to Python starting the shell with the runner's Popen options "
             "and nothing else (`true` is a shell builtin; `/bin/true` is one more exec, as in "
             "the worker's job):",
             "",
-            "| threads N | worker, default batch | worker, `--batch 8N` | bare `sh -c true` "
+            "| threads N | worker, `--batch N` | worker, `--batch 8N` | bare `sh -c true` "
             "| bare `sh -c /bin/true` |",
             "|---:|---:|---:|---:|---:|",
         ]
@@ -386,6 +385,15 @@ def write_section(r: dict[str, Any], args: argparse.Namespace) -> str:
                 f"| {bare_exec:,.0f}/s |"
             )
         lines.append("")
+        if "command_defaults" in r and 1 in c:
+            defaults, one_at_a_time = r["command_defaults"], c[1][3]
+            lines += [
+                "With the worker's defaults (`migrate-cron worker --once`, no flags: 4 threads, "
+                f"the batch learnt from run times): **{defaults:,.0f}/s**, "
+                f"{defaults / one_at_a_time:.0%} of Python starting `sh -c /bin/true` one at a "
+                f"time ({one_at_a_time:,.0f}/s; target ≥ 80 %).",
+                "",
+            ]
     if "rss" in r:
         marks = r["rss"]
         cells = " / ".join(f"{v / 1024:.1f} MiB at {k:,}" for k, v in marks.items())
@@ -437,8 +445,9 @@ def main() -> None:
         if "command" in only:
             results["command"] = {}
             for threads in (1, 4):
-                worker = bench_command(args.command_jobs, threads, threads, work)
-                prefetch = bench_command(args.command_jobs, threads, 8 * threads, work)
+                fixed = ["--concurrency", str(threads), "--batch"]
+                worker = bench_command(args.command_jobs, [*fixed, str(threads)], work)
+                prefetch = bench_command(args.command_jobs, [*fixed, str(8 * threads)], work)
                 bare = bare_spawn_rate(args.command_jobs, threads, "true")
                 bare_exec = bare_spawn_rate(args.command_jobs, threads, "/bin/true")
                 results["command"][threads] = (worker, prefetch, bare, bare_exec)
@@ -447,6 +456,9 @@ def main() -> None:
                     f"{prefetch:,.0f}/s, bare {bare:,.0f}/s, bare exec {bare_exec:,.0f}/s",
                     flush=True,
                 )
+            defaults = bench_command(args.command_jobs, [], work)
+            results["command_defaults"] = defaults
+            print(f"command, the worker's defaults: {defaults:,.0f}/s", flush=True)
         if "rss" in only:
             results["rss"] = bench_rss(args.rss_jobs, work)
             print("rss KiB", results["rss"], flush=True)
