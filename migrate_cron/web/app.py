@@ -46,7 +46,9 @@ HEADERS = {
         "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
     ),
     "x-content-type-options": "nosniff",
-    "referrer-policy": "no-referrer",
+    # Not no-referrer: with it browsers send ``Origin: null`` on a form POST, and the
+    # action's same-origin check could not tell our own form from a sandboxed foreign one.
+    "referrer-policy": "same-origin",
     "x-frame-options": "DENY",
     "cache-control": "no-store",
 }
@@ -296,13 +298,13 @@ async def cancel(request: Request) -> Response:
 
 async def _authorised(request: Request) -> tuple[Session, Any]:
     guard: Guard = request.app.state.guard
-    origin = request.headers.get("origin")
-    if origin is not None and origin != _origin(request):
-        raise Refused(403, "cross-site request refused")
     session = guard.session(request.cookies.get(SESSION_COOKIE))
     form = await request.form()
     csrf = form.get("csrf")
     try:
+        origin = request.headers.get("origin")
+        if origin is not None and origin != _origin(request):
+            raise Refused(403, f"cross-site request refused (from {origin[:80]})")
         return guard.authorise(session, csrf if isinstance(csrf, str) else None), form
     except Refused as exc:
         who = session.who if session else "-"

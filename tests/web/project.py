@@ -46,8 +46,14 @@ class Seeded:
 
 
 def seed(store: Store) -> Seeded:
-    """Two ready jobs, one running, two failed (with output) and one slot of a scheduled job."""
+    """Two ready jobs, one running, two failed (with output), one slot of a scheduled job, and
+    a few done ones (the overview's run-time chart)."""
     now = store.db_now()
+    for kind, n in (("curl-refresh", 3), ("telescope-prune", 1), ("orders-push-erp", 2)):
+        ids = [store.enqueue(kind).job_id for _ in range(n)]
+        claimed = store.claim(WORKER, n, lease=600, kinds=[kind])
+        assert sorted(j.id for j in claimed) == sorted(ids)
+        assert store.complete(WORKER, ids) == n
     ready = [store.enqueue("carts-remind-abandoned", {"chunk": i}).job_id for i in (1, 2)]
     slot = now.replace(second=0, microsecond=0) - timedelta(minutes=5)
     run = store.enqueue_run("orders-push-erp", slot)
