@@ -155,20 +155,28 @@ def overview(request: Request) -> Response:
         raise Refused(400, "window: must be longer than 0s")
     data = pages.overview(_store(request), _registry(request), window)
     kinds = data.report.kinds
+    p50_p95 = "run time p50 / p95"
+    done = "done in the window"
     charts = [
-        bars(
-            "run time p50 / p95 (s)",
-            [
-                Bar(k.kind, (k.duration_p50, k.duration_p95), _duration(k.duration_p95))
-                for k in kinds
-                if k.duration_p95 is not None
-            ],
-            ("p50", "p95"),
+        (
+            p50_p95,
+            bars(
+                p50_p95,
+                [
+                    Bar(k.kind, (k.duration_p50, k.duration_p95), _duration(k.duration_p95))
+                    for k in kinds
+                    if k.duration_p95 is not None
+                ],
+                ("p50", "p95"),
+            ),
         ),
-        bars(
-            "done in the window",
-            [Bar(k.kind, (float(k.done),), str(k.done)) for k in kinds if k.done],
-            ("done",),
+        (
+            done,
+            bars(
+                done,
+                [Bar(k.kind, (float(k.done),), str(k.done)) for k in kinds if k.done],
+                ("done",),
+            ),
         ),
     ]
     return _render(
