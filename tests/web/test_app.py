@@ -171,6 +171,20 @@ def test_retry_and_cancel_from_the_failed_page(
     assert any("web.cancel" in line and "changed=2" in line for line in lines)
 
 
+def test_signing_out_ends_the_session(
+    store: Store, world: Seeded, client: tuple[TestClient, ActionLog]
+) -> None:
+    web, _ = client
+    csrf = sign_in(web)
+    assert "sign out ann" in web.get("/").text
+    assert web.get("/logout").status_code == 405
+    out = web.post("/logout", follow_redirects=False)
+    assert out.status_code == 303 and "mc_session=" in out.headers["set-cookie"]
+    assert "sign in to act" in web.get("/").text
+    refused = web.post("/actions/retry", data={"csrf": csrf, "id": [str(world.failed[0])]})
+    assert refused.status_code == 401
+
+
 def test_retry_every_failed_job_of_a_kind(
     store: Store, world: Seeded, client: tuple[TestClient, ActionLog]
 ) -> None:

@@ -75,7 +75,7 @@ def server(
     log = (tmp_path / "web.log").open("w")
     proc = subprocess.Popen(
         [cli_path(), "web", "--port", str(port), "--allow-actions", "--registry", str(registry),
-         "--refresh", "0"],
+         "--refresh", "1"],
         cwd=tmp_path, env=env, stdout=log, stderr=subprocess.STDOUT,
     )  # fmt: skip
     base = f"http://127.0.0.1:{port}"
@@ -105,7 +105,7 @@ def server(
 def test_the_dashboard_in_chromium(
     chromium: Path, server: tuple[str, Path], pg_store: Store, tmp_path: Path
 ) -> None:
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
     base, log = server
     world: Seeded = seed(pg_store)
@@ -127,6 +127,12 @@ def test_the_dashboard_in_chromium(
             assert failed_cell.inner_text().strip() == "2"
             page.screenshot(path=str(IMAGES / "overview.png"), full_page=True)
 
+            # It refreshes in place: a new job shows without a navigation
+            page.evaluate("window.notReloaded = true")
+            pg_store.enqueue("carts-remind-abandoned", {"chunk": 3})
+            expect(page.locator("#total-ready")).to_have_text("3", timeout=15_000)
+            assert page.evaluate("window.notReloaded") is True
+
             # Failed: sign in, tick one job, retry it
             page.goto(f"{base}/login")
             page.fill('input[name="token"]', TOKEN)
@@ -137,7 +143,7 @@ def test_the_dashboard_in_chromium(
             page.check(f'tr[data-job="{target}"] input[type="checkbox"]')
             page.screenshot(path=str(IMAGES / "failed.png"), full_page=True)
             page.click("#retry-selected")
-            page.wait_for_selector("#done")
+            page.wait_for_selector("#done")  # (a ticked box holds the refresh back)
             assert page.text_content("#done") == "retried 1 job"
             job = pg_store.get(target)
             assert job is not None and job.state == "open" and job.attempts == 0
