@@ -360,7 +360,12 @@ def _render(
 
 
 def _database_error(request: Request, exc: Exception) -> Response:
-    return _problem(request, 503, mask_url(str(exc)))
+    """503 while the database is away or not set up (a refresh may find it back); 500 for
+    another error of ours (an invalid registry file: its message says where)."""
+    from migrate_cron.errors import DatabaseUnavailable, SchemaMissing
+
+    status = 503 if isinstance(exc, DatabaseUnavailable | SchemaMissing) else 500
+    return _problem(request, status, mask_url(str(exc)))
 
 
 def _refused(request: Request, exc: Exception) -> Response:

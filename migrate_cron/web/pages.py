@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from migrate_cron.errors import MigrateCronError
 from migrate_cron.store.models import JobState
+from migrate_cron.vocabulary import Mode, Policy
 
 if TYPE_CHECKING:
     from migrate_cron.migration.progress import ProgressRow
@@ -127,10 +128,10 @@ def job_detail(store: Store, registry: Registry | None, job_id: int) -> JobDetai
 # ---------------------------------------------------------------------- schedules
 #: What the scheduler does with slots it missed while down, per policy (``simulate`` shows
 #: the exact slots for a given downtime).
-POLICY_WORDS = {
-    "skip": "missed slots are recorded as skipped",
-    "run-once": "the latest missed slot runs once",
-    "backfill": "every missed slot runs, up to max_backfill",
+POLICY_WORDS: dict[str, str] = {
+    Policy.SKIP: "missed slots are recorded as skipped",
+    Policy.RUN_ONCE: "the latest missed slot runs once",
+    Policy.BACKFILL: "every missed slot runs, up to max_backfill",
 }
 
 
@@ -147,7 +148,9 @@ class ScheduleRow:
     @property
     def policy_words(self) -> str:
         words = POLICY_WORDS.get(self.spec.policy, self.spec.policy)
-        return f"{words} ({self.spec.max_backfill})" if self.spec.policy == "backfill" else words
+        return (
+            f"{words} ({self.spec.max_backfill})" if self.spec.policy == Policy.BACKFILL else words
+        )
 
 
 def schedules(store: Store, registry: Registry | None) -> list[ScheduleRow]:
@@ -167,7 +170,7 @@ def schedules(store: Store, registry: Registry | None) -> list[ScheduleRow]:
     for spec in specs:
         s = reports.get(spec.name)
         who = paused.get(spec.name)
-        if who is None and SCHEDULER_PAUSE in paused and spec.mode == "scheduler":
+        if who is None and SCHEDULER_PAUSE in paused and spec.mode == Mode.SCHEDULER:
             who = f"the scheduler (by {paused[SCHEDULER_PAUSE]})"
         rows.append(
             ScheduleRow(
@@ -251,7 +254,7 @@ def _verify(
     store: Store, registry: Registry, spec: JobSpec, now: datetime
 ) -> tuple[VerifyReport | None, str | None]:
     """``verify`` for a switched job (a job still on cron has nothing to verify yet)."""
-    if spec.mode == "cron":
+    if spec.mode == Mode.CRON:
         return None, None
     from migrate_cron.migration.verify import Liveness, verify_job
     from migrate_cron.store.leases import SCHEDULER_LEASE
