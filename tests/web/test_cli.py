@@ -56,3 +56,12 @@ def test_the_web_layer_has_no_sql() -> None:
                 names = [node.module or ""]
             bad = [n for n in names if n.startswith("sqlalchemy")]
             assert not bad, f"{path.name} imports {bad}"
+
+
+def test_the_readme_shows_the_screenshots() -> None:
+    root = WEB.parents[1]
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    assert "## Dashboard" in readme
+    for name in ("overview", "failed", "migration"):
+        assert f"(docs/img/{name}.png)" in readme
+        assert (root / "docs" / "img" / f"{name}.png").stat().st_size > 10_000
