@@ -69,6 +69,7 @@ COMMAND_MODULES = (
     "pause",  # pause, resume
     "cleanup",
     "metrics",
+    "web",
 )
 
 

@@ -69,6 +69,11 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "migrate-cron cleanup --done-older-than 30d --json",
     ),
     "metrics": ("migrate-cron metrics --port 9464", "migrate-cron metrics --window 1h"),
+    "web": (
+        "migrate-cron web",
+        "migrate-cron web --port 8081 --window 24h",
+        "migrate-cron web --allow-actions  # with MIGRATE_CRON_WEB_TOKEN set",
+    ),
 }
 
 
@@ -78,7 +83,7 @@ PANELS: dict[str, tuple[str, ...]] = {
     "2. Set up": ("generate", "db"),
     "3. Move one line": ("migrate", "verify", "rollback", "migrations"),
     "4. Run": ("enqueue", "worker", "scheduler", "simulate", "spool", "once"),
-    "5. Operate": ("status", "jobs", "pause", "resume", "cleanup", "metrics"),
+    "5. Operate": ("status", "jobs", "pause", "resume", "cleanup", "metrics", "web"),
 }
 
 
