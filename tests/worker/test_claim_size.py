@@ -95,6 +95,7 @@ def test_zero_length_runs_do_not_divide_by_zero() -> None:
 QUICK = 3 * MIN_RUNS  # enough for both workers to learn that "quick" is quick
 
 
+@pytest.mark.parametrize("backend", ["postgresql", "mariadb"])
 def test_long_jobs_go_one_per_worker_with_the_default_batch(
     tmp_path: Path, db_url: str, table_prefix: str, store: Store
 ) -> None:
@@ -105,8 +106,6 @@ def test_long_jobs_go_one_per_worker_with_the_default_batch(
     worker processes on one SQLite file take ~0.6 s a job here (the file lock), too slow to
     learn 50 runs each within a test's time. The sizing itself is the same code, tested
     above without a database."""
-    if store.family == "sqlite":
-        pytest.skip("several workers sharing one database: PostgreSQL and MariaDB")
     registry = tmp_path / "migrate-cron.toml"
     registry.write_text('[jobs.quick]\ncommand = "true"\n\n[jobs.slow]\ncommand = "sleep 3"\n')
     for i in range(QUICK):
