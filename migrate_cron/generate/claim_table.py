@@ -48,15 +48,15 @@ def render_claim_revision(spec: TableSpec) -> Revision:
     """The upgrade (add columns, then indexes per dialect) and the downgrade (the reverse)."""
     from alembic.operations import ops
 
-    from migrate_cron.store.rows import CLAIM_COLUMNS, claim_table_schema
+    from migrate_cron.store.rows import CLAIM_COLUMNS, claim_columns, claim_table_schema
 
     table = claim_table_schema(spec)
     up = [
         f"# Claim columns for worker --table {spec.name} (migrate-cron); existing columns are "
         "not touched."
     ]
-    for name in CLAIM_COLUMNS:
-        up += _render_ops([ops.AddColumnOp(spec.table, table.c[name].copy())])
+    for new in claim_columns():  # fresh columns: the ones in ``table`` belong to it
+        up += _render_ops([ops.AddColumnOp(spec.table, new)])
     up.append("# Claim and reap indexes: partial on PostgreSQL, composite elsewhere.")
     up.append("dialect = op.get_context().dialect.name")
     names: list[str] = []
