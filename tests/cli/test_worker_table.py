@@ -14,6 +14,7 @@ from migrate_cron.config import normalize_url
 from tests.conftest import run_cli
 from tests.faults.orders import (
     DONE,
+    FAILED,
     PENDING,
     SHIPPED,
     apply_claim_revision,
@@ -96,6 +97,57 @@ def test_long_rows_keep_their_lease_and_sigterm_gives_a_running_row_back(
                 .where(table.c.id == 2)
             ).one()
         assert (attempts, locked_by) == (0, None)
+    finally:
+        table.drop(engine, checkfirst=True)
+        engine.dispose()
+
+
+HANDLER = """
+import os
+
+from migrate_cron.handlers import PermanentFailure
+
+
+def ship(key, ctx):
+    with open(os.environ["MCT_RESULTS"], "a") as fh:
+        fh.write(f"{key} {os.getpid()}\\n")
+    if key == 3:
+        raise PermanentFailure("no shipping address")
+"""
+
+
+def test_a_python_handler_gets_the_row_key_as_its_argument(
+    db_url: str, table_prefix: str, tmp_path: Path
+) -> None:
+    name = f"{table_prefix}orders"
+    body = registry_text("orders", name, "true").replace(
+        "command = '''true'''", 'handler = "orders_handler:ship"'
+    )
+    (tmp_path / "migrate-cron.toml").write_text(body)
+    (tmp_path / "orders_handler.py").write_text(HANDLER)
+    results = tmp_path / "runs.txt"
+    engine = create_engine(normalize_url(db_url))
+    table = create_orders(engine, name, pending=4, untouched=1)
+    apply_claim_revision(db_url, table_spec(body), tmp_path)
+    try:
+        result = run_cli(
+            "worker",
+            "--table",
+            "orders",
+            "--once",
+            "--database-url",
+            db_url,
+            cwd=tmp_path,
+            env={"MCT_RESULTS": str(results)},
+        )
+        assert result.returncode == 0, result.stderr
+        assert sorted(key for key, _ in read_results(results)) == [1, 2, 3, 4]
+        assert status_counts(engine, table) == {DONE: 3, FAILED: 1, SHIPPED: 1}
+        with engine.connect() as conn:
+            error = conn.execute(
+                select(column("last_error")).select_from(table).where(table.c.id == 3)
+            ).scalar_one()
+        assert error == "PermanentFailure: no shipping address"
     finally:
         table.drop(engine, checkfirst=True)
         engine.dispose()
