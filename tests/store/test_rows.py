@@ -134,3 +134,47 @@ def test_a_table_without_claim_columns_names_the_command(db_url: str, table_pref
         store.dispose()
         table.drop(engine)
         engine.dispose()
+
+
+def test_claim_uses_the_partial_claim_index_on_postgresql(
+    pg_database: str, table_prefix: str, tmp_path: Path
+) -> None:
+    """100k done rows, 100 pending: the claim reads the partial index, never the table."""
+    from sqlalchemy import event, text
+
+    name = f"{table_prefix}orders"
+    spec = table_spec(registry_text("orders", name, "true"))
+    engine = create_engine(normalize_url(pg_database))
+    table = create_orders(engine, name, pending=0, untouched=0)
+    apply_claim_revision(pg_database, spec, tmp_path)
+    store = open_store(pg_database)
+    try:
+        with engine.begin() as conn:
+            conn.execute(
+                text(
+                    f"INSERT INTO {name} (id, customer, amount, status, created_at) SELECT i, "
+                    "'c', 1, CASE WHEN i <= 100 THEN 'pending' ELSE 'done' END, now() "
+                    "FROM generate_series(1, 100100) AS i"
+                )
+            )
+            conn.execute(text(f"ANALYZE {name}"))
+        captured: list[tuple[str, object]] = []
+
+        def grab(conn, cursor, statement, parameters, context, executemany):  # type: ignore[no-untyped-def]
+            if "SKIP LOCKED" in statement:
+                captured.append((statement, parameters))
+
+        event.listen(store.engine, "before_cursor_execute", grab)
+        try:
+            assert len(RowQueue(store, spec).claim("explainer", 10, lease=30)) == 10
+        finally:
+            event.remove(store.engine, "before_cursor_execute", grab)
+        statement, params = captured[0]
+        with store.engine.begin() as conn:
+            plan = "\n".join(r[0] for r in conn.exec_driver_sql("EXPLAIN " + statement, params))  # type: ignore[arg-type]
+        assert f"{name}_claim_idx" in plan, plan
+        assert f"Seq Scan on {name}" not in plan, plan
+    finally:
+        store.dispose()
+        table.drop(engine, checkfirst=True)
+        engine.dispose()
