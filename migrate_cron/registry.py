@@ -396,8 +396,8 @@ def _check_keys(path: str, where: str, table: Mapping[str, Any]) -> None:
             raise ConfigError(f"{path}: {where}: key {key!r} must be a {want}, not {value!r}")
 
 
-def _job(path: str, name: str, t: dict[str, Any]) -> JobSpec:
-    where = f"job {name!r}"
+def _job(path: str, name: str, t: dict[str, Any], section: str = "job") -> JobSpec:
+    where = f"{section} {name!r}"
     if not name or not set(name) <= _NAME_CHARS or len(name) > 200:
         raise ConfigError(
             f"{path}: {where}: names use letters, digits and - _ . : (at most 200 characters)"
@@ -555,7 +555,8 @@ def _table(path: str, name: str, t: Any, inherited: Mapping[str, Any]) -> TableS
     lease = float(own.get("lease", 60.0))
     if not (math.isfinite(lease) and 1 <= lease <= MAX_SECONDS):
         raise bad("lease", f"must be between 1 and {MAX_SECONDS:.0f} seconds")
-    run = _job(path, name, {**inherited, **{k: v for k, v in t.items() if k in _TABLE_RUN}})
+    run_keys = {**inherited, **{k: v for k, v in t.items() if k in _TABLE_RUN}}
+    run = _job(path, name, run_keys, section="table")
     return TableSpec(
         name=name,
         table=own.get("table", name),

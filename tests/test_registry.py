@@ -186,7 +186,7 @@ def test_a_table_section_describes_the_table_and_what_runs_per_row() -> None:
         (('key = "id"', 'key = "id; drop table x"'), "not a plain SQL name"),
         (('key = "id"\n', ""), "key 'key': missing"),
         (("batch = 25", "batch = 0"), "key 'batch': must be between"),
-        (('command = "php send.php"', ""), "set exactly one of 'command' or 'handler'"),
+        (('command = "php send.php"', ""), "table 'notifications': key 'command': set exactly"),
         (("ready = 0", "ready = true"), "must be text or an integer"),
     ],
 )
