@@ -108,7 +108,7 @@ def migration(
             "--claim-table",
             metavar="NAME",
             help="Instead: add the columns and indexes `worker --table NAME` needs to your own "
-            "table, described by [tables.NAME] in the registry (existing columns untouched).",
+            "table, described by \\[tables.NAME] in the registry (existing columns untouched).",
             show_default=False,
         ),
     ] = None,
@@ -122,7 +122,7 @@ def migration(
     the side_effects ledger of `once`), after the head that holds the older ones.
 
     With --claim-table NAME it writes one revision that adds locked_by, locked_until,
-    attempts and last_error and the claim/reap indexes to your table [tables.NAME] (partial
+    attempts and last_error and the claim/reap indexes to your table \\[tables.NAME] (partial
     on PostgreSQL, composite elsewhere); its downgrade drops exactly those.
 
     The file imports only alembic and SQLAlchemy.

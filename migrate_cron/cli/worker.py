@@ -30,7 +30,7 @@ HELP = (
     "queue at once; a second signal stops everything now. One log line per job start and "
     "finish goes to stderr.\n\n"
     "With --table NAME it claims rows of your own table instead, as described by "
-    "[tables.NAME] in the registry (after `generate migration --claim-table NAME`): the row's "
+    "\\[tables.NAME] in the registry (after `generate migration --claim-table NAME`): the row's "
     "key reaches the command as MIGRATE_CRON_ROW_KEY, a handler as its argument."
 )
 
@@ -110,7 +110,7 @@ def worker(
         typer.Option(
             "--table",
             metavar="NAME",
-            help="Claim rows of your own table, described by [tables.NAME] in the registry, "
+            help="Claim rows of your own table, described by \\[tables.NAME] in the registry, "
             "instead of jobs: batch and lease come from there unless --batch/--lease are given.",
             show_default=False,
         ),
