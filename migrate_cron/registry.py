@@ -41,6 +41,23 @@ Format (every key but the command/handler is optional)::
     # previous_mode = "cron"; crontab = "/etc/cron.d/shop"; line = "30 2 * * * www-data /…"
     # switched_at = 2025-03-01T09:12:00Z; installed = false
 
+A business table the worker claims rows from directly (``worker --table NAME``; the columns
+claiming needs come from ``generate migration --claim-table NAME``)::
+
+    [tables.notifications]
+    table = "notifications"    # the SQL table (default: the section name)
+    key = "id"                 # its primary key: the row's identity in MIGRATE_CRON_ROW_KEY
+    status = "status"          # the status column and the values that mean …
+    ready = "pending"          # … waiting to be processed,
+    processing = "sending"     # … claimed by a worker (set by the claim),
+    done = "sent"              # … processed,
+    failed = "failed"          # … out of attempts (last_error says why)
+    order_by = "created_at"    # oldest first (default: the key)
+    batch = 20                 # rows claimed per query
+    lease = 60                 # seconds a claim holds without a heartbeat
+    command = "php bin/send-notification.php"   # or handler = "app.notify:send" (key as argument)
+    # shell, env, cwd, timeout, max_attempts, backoff, user: as for a job
+
 A line that ran on several hosts (or in several files) is one job with several origins: an
 array ``[[jobs.NAME.sources]]`` instead of the one ``[jobs.NAME.source]`` table, and one
 ``[[jobs.NAME.migrations]]`` entry per origin ``migrate`` switched, each naming its origin
@@ -205,17 +222,67 @@ def unknown_job_message(name: str, path: str, known: Iterable[str]) -> str:
     return f"no job {name!r} in {path}{hint} (known jobs: {shown}{more})"
 
 
+#: A status value as an application stores it: text ('pending') or a small integer code.
+StatusValue = str | int
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """A business table whose rows workers claim directly (``[tables.NAME]``).
+
+    The application keeps its own table and status values; migrate-cron adds only the lease
+    columns (``locked_by``, ``locked_until``, ``attempts``, ``last_error``) and moves the status
+    between the four values named here. ``run`` is the command or handler run per row, with
+    every execution key (shell, env, cwd, timeout, max_attempts, backoff, user) of a job.
+    """
+
+    name: str
+    table: str
+    key: str
+    status: str
+    ready: StatusValue
+    processing: StatusValue
+    done: StatusValue
+    failed: StatusValue
+    run: JobSpec
+    order_by: str | None = None
+    batch: int = 10
+    lease: float = 60.0
+
+
+def unknown_table_message(name: str, path: str, known: Iterable[str]) -> str:
+    """One line: the closest [tables.NAME] first ("did you mean"), then the others."""
+    import difflib
+
+    names = sorted(known)
+    if not names:
+        return f"no [tables.{name}] in {path} (it describes no table: see docs/patterns)"
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
+    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    shown = ", ".join(names[:LISTED_NAMES])
+    more = f" and {len(names) - LISTED_NAMES} more" if len(names) > LISTED_NAMES else ""
+    return f"no table {name!r} in {path}{hint} (known tables: {shown}{more})"
+
+
 @dataclass(frozen=True)
 class Registry:
     path: str
     jobs: Mapping[str, JobSpec]
     notify: NotifySettings = field(default_factory=NotifySettings)
+    tables: Mapping[str, TableSpec] = field(default_factory=dict)
 
     def get(self, name: str) -> JobSpec:
         try:
             return self.jobs[name]
         except KeyError:
             raise UnknownJob(unknown_job_message(name, self.path, self.jobs)) from None
+
+    def table(self, name: str) -> TableSpec:
+        """The ``[tables.NAME]`` section; a typo is a usage error naming the closest ones."""
+        try:
+            return self.tables[name]
+        except KeyError:
+            raise UnknownJob(unknown_table_message(name, self.path, self.tables)) from None
 
     def __iter__(self) -> Iterator[JobSpec]:
         return iter(self.jobs.values())
@@ -282,7 +349,7 @@ _PER_JOB = ("source", "sources", "migration", "migrations")
 
 
 def parse_registry(data: Mapping[str, Any], path: str = "migrate-cron.toml") -> Registry:
-    unknown_top = set(data) - {"jobs", "defaults", "notify"}
+    unknown_top = set(data) - {"jobs", "defaults", "notify", "tables"}
     if unknown_top:
         raise ConfigError(f"{path}: unknown top-level key(s) {sorted(unknown_top)}")
     raw_notify = data.get("notify", {})
@@ -316,7 +383,7 @@ def parse_registry(data: Mapping[str, Any], path: str = "migrate-cron.toml") -> 
                     f"{path}: job {spec.name!r}: key {key!r}: no job {', '.join(unknown)} in "
                     "the registry"
                 )
-    return Registry(path, jobs, notify)
+    return Registry(path, jobs, notify, _tables(path, data.get("tables", {}), defaults))
 
 
 def _check_keys(path: str, where: str, table: Mapping[str, Any]) -> None:
@@ -329,8 +396,8 @@ def _check_keys(path: str, where: str, table: Mapping[str, Any]) -> None:
             raise ConfigError(f"{path}: {where}: key {key!r} must be a {want}, not {value!r}")
 
 
-def _job(path: str, name: str, t: dict[str, Any]) -> JobSpec:
-    where = f"job {name!r}"
+def _job(path: str, name: str, t: dict[str, Any], section: str = "job") -> JobSpec:
+    where = f"{section} {name!r}"
     if not name or not set(name) <= _NAME_CHARS or len(name) > 200:
         raise ConfigError(
             f"{path}: {where}: names use letters, digits and - _ . : (at most 200 characters)"
@@ -421,6 +488,88 @@ def _job(path: str, name: str, t: dict[str, Any]) -> JobSpec:
         user=_user(t.get("user"), t.get("handler"), bad),
         sources=(sources := _sources(t, bad)),
         migrations=_migrations(t, sources, bad),
+    )
+
+
+#: Keys of a ``[tables.NAME]`` section that describe the table; the others (``_TABLE_RUN``)
+#: describe what runs per row, exactly as for a job.
+_TABLE_KEYS = {
+    "table": str,
+    "key": str,
+    "status": str,
+    "ready": (str, int),
+    "processing": (str, int),
+    "done": (str, int),
+    "failed": (str, int),
+    "order_by": str,
+    "batch": int,
+    "lease": (int, float),
+}
+_TABLE_RUN = ("command", "handler", "shell", "env", "cwd", "timeout", "max_attempts", "backoff",
+              "user")  # fmt: skip
+_STATUS_KEYS = ("ready", "processing", "done", "failed")
+#: Identifiers go into SQL as quoted names: plain ones only, so no quoting rule of any
+#: dialect matters (PostgreSQL cuts names at 63 bytes).
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}")
+MAX_TABLE_BATCH = 10_000
+
+
+def _tables(path: str, raw: Any, defaults: Mapping[str, Any]) -> dict[str, TableSpec]:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{path}: [tables] must be a table of [tables.NAME] tables")
+    inherited = {k: v for k, v in defaults.items() if k in _TABLE_RUN}
+    return {name: _table(path, name, body, inherited) for name, body in raw.items()}
+
+
+def _table(path: str, name: str, t: Any, inherited: Mapping[str, Any]) -> TableSpec:
+    where = f"table {name!r}"
+
+    def bad(key: str, reason: str) -> ConfigError:
+        return ConfigError(f"{path}: {where}: key {key!r}: {reason}")
+
+    if not isinstance(t, dict):
+        raise ConfigError(f"{path}: {where}: must be a table [tables.{name}]")
+    own = {k: v for k, v in t.items() if k in _TABLE_KEYS}
+    for key, value in own.items():
+        expected = _TABLE_KEYS[key]
+        if isinstance(value, bool) or not isinstance(value, expected):  # type: ignore[arg-type]
+            if isinstance(expected, type):
+                raise bad(key, f"must be a {expected.__name__}")
+            raise bad(key, "must be text or an integer" if key in _STATUS_KEYS else "a number")
+    unknown = sorted(k for k in t if k not in _TABLE_KEYS and k not in _TABLE_RUN)
+    if unknown:
+        raise ConfigError(f"{path}: {where}: unknown key(s) {unknown}")
+    for key in ("key", "status", *_STATUS_KEYS):
+        if key not in own:
+            raise bad(key, "missing (a table needs key, status, ready, processing, done, failed)")
+    for key in ("table", "key", "status", "order_by"):
+        value = own.get(key, name if key == "table" else None)
+        if value is not None and not _IDENTIFIER.fullmatch(value):
+            raise bad(key, f"{value!r} is not a plain SQL name (letters, digits, _)")
+    values = [own[k] for k in _STATUS_KEYS]
+    if len(set(values)) != len(values):
+        raise bad("ready", "ready, processing, done and failed must be four different values")
+    batch = own.get("batch", 10)
+    if not 1 <= batch <= MAX_TABLE_BATCH:
+        raise bad("batch", f"must be between 1 and {MAX_TABLE_BATCH}")
+    lease = float(own.get("lease", 60.0))
+    if not (math.isfinite(lease) and 1 <= lease <= MAX_SECONDS):
+        raise bad("lease", f"must be between 1 and {MAX_SECONDS:.0f} seconds")
+    run_keys = {**inherited, **{k: v for k, v in t.items() if k in _TABLE_RUN}}
+    run = _job(path, name, run_keys, section="table")
+    return TableSpec(
+        name=name,
+        table=own.get("table", name),
+        key=own["key"],
+        status=own["status"],
+        ready=own["ready"],
+        processing=own["processing"],
+        done=own["done"],
+        failed=own["failed"],
+        run=run,
+        order_by=own.get("order_by"),
+        batch=batch,
+        lease=lease,
     )
 
 

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -128,8 +130,6 @@ def test_generate_registry_skips_a_command_too_long_to_run(tmp_path: Path) -> No
 
 
 def test_overlap_promises_one_run_at_a_time() -> None:
-    from migrate_cron.errors import ConfigError
-
     def job(**keys: object) -> dict[str, object]:
         return {"jobs": {"j": {"command": "true", "schedule": "* * * * *", **keys}}}
 
@@ -144,3 +144,59 @@ def test_overlap_promises_one_run_at_a_time() -> None:
         parse_registry(job(overlap="later"))
     with pytest.raises(ConfigError, match="between 1 and"):
         parse_registry(job(concurrency=0))
+
+
+TABLE = """
+[defaults]
+max_attempts = 7
+
+[tables.notifications]
+key = "id"
+status = "state"
+ready = 0
+processing = 1
+done = 2
+failed = 9
+order_by = "created_at"
+batch = 25
+lease = 90
+command = "php send.php"
+"""
+
+
+def test_a_table_section_describes_the_table_and_what_runs_per_row() -> None:
+    spec = parse_registry(tomllib.loads(TABLE)).table("notifications")
+    assert (spec.table, spec.key, spec.status, spec.order_by) == (
+        "notifications",
+        "id",
+        "state",
+        "created_at",
+    )
+    assert (spec.ready, spec.processing, spec.done, spec.failed) == (0, 1, 2, 9)
+    assert (spec.batch, spec.lease) == (25, 90.0)
+    assert spec.run.command == "php send.php"
+    assert spec.run.max_attempts == 7  # [defaults] apply to what runs per row
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (("ready = 0", 'ready = "x"\nfoo = 1'), "unknown key(s) ['foo']"),
+        (("ready = 0", "ready = 1"), "four different values"),
+        (('key = "id"', 'key = "id; drop table x"'), "not a plain SQL name"),
+        (('key = "id"\n', ""), "key 'key': missing"),
+        (("batch = 25", "batch = 0"), "key 'batch': must be between"),
+        (('command = "php send.php"', ""), "table 'notifications': key 'command': set exactly"),
+        (("ready = 0", "ready = true"), "must be text or an integer"),
+    ],
+)
+def test_table_errors_name_the_table_and_key(change: tuple[str, str], message: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        parse_registry(tomllib.loads(TABLE.replace(*change)))
+
+
+def test_unknown_table_suggests_the_closest() -> None:
+    registry = parse_registry(tomllib.loads(TABLE))
+    with pytest.raises(UnknownJob, match="did you mean 'notifications'") as caught:
+        registry.table("notification")
+    assert caught.value.exit_code == 2

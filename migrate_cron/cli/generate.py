@@ -9,7 +9,15 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from migrate_cron.cli.common import JsonFlag, TablePrefix, TzOption, info, print_json, reflow
+from migrate_cron.cli.common import (
+    JsonFlag,
+    RegistryPath,
+    TablePrefix,
+    TzOption,
+    info,
+    print_json,
+    reflow,
+)
 from migrate_cron.config import DEFAULT_REGISTRY
 
 if TYPE_CHECKING:
@@ -94,6 +102,17 @@ def migration(
     branch_label: BranchLabel = None,
     sql: Sql = False,
     dialect: DialectOption = None,
+    claim_table: Annotated[
+        str | None,
+        typer.Option(
+            "--claim-table",
+            metavar="NAME",
+            help="Instead: add the columns and indexes `worker --table NAME` needs to your own "
+            "table, described by \\[tables.NAME] in the registry (existing columns untouched).",
+            show_default=False,
+        ),
+    ] = None,
+    registry: RegistryPath = DEFAULT_REGISTRY,
     as_json: JsonFlag = False,
 ) -> None:
     """Add the Alembic revisions creating the migrate-cron tables to your Alembic history.
@@ -101,6 +120,10 @@ def migration(
     They are appended to your single head: `alembic upgrade head` creates the tables. Run it
     again after upgrading migrate-cron: it writes only the revisions your history lacks (e.g.
     the side_effects ledger of `once`), after the head that holds the older ones.
+
+    With --claim-table NAME it writes one revision that adds locked_by, locked_until,
+    attempts and last_error and the claim/reap indexes to your table \\[tables.NAME] (partial
+    on PostgreSQL, composite elsewhere); its downgrade drops exactly those.
 
     The file imports only alembic and SQLAlchemy.
     """
@@ -111,13 +134,67 @@ def migration(
     if sql or dialect is not None:
         if not (sql and dialect is not None):
             raise UsageError("--sql and --dialect go together: --sql --dialect postgresql")
+        if claim_table is not None:
+            from migrate_cron.generate.claim_table import claim_offline_sql
+            from migrate_cron.registry import load_registry
+
+            spec = load_registry(registry).table(claim_table)
+            sys.stdout.write(claim_offline_sql(spec, dialect.value))
+            return
         _print_sql(prefix, dialect.value)
         return
     if init is not None and directory is not None:
         raise UsageError("--init creates the directory: leave out --directory")
     if head and branch_label:
         raise UsageError("--head appends to a revision, --branch-label starts a branch: pick one")
+    if claim_table is not None:
+        if init is not None:
+            raise UsageError(
+                "--claim-table adds columns to a table your own Alembic history creates: "
+                "point --config or --directory at it instead of --init"
+            )
+        _write_claim(claim_table, registry, config, directory, head, branch_label, as_json)
+        return
     _write(prefix, config, directory, init, head, branch_label, as_json)
+
+
+def _write_claim(
+    name: str,
+    registry: str,
+    config: Path | None,
+    directory: Path | None,
+    head: str | None,
+    branch_label: str | None,
+    as_json: bool,
+) -> None:
+    from migrate_cron.generate.claim_table import write_claim_revision
+    from migrate_cron.generate.project import find_script_directory
+    from migrate_cron.registry import load_registry
+    from migrate_cron.store.rows import CLAIM_COLUMNS, index_names
+
+    spec = load_registry(registry).table(name)
+    script = find_script_directory(Path.cwd(), config, directory)
+    written = write_claim_revision(script, spec, head=head, branch_label=branch_label)
+    if as_json:
+        print_json(
+            {
+                "path": str(written.path),
+                "revision": written.rev_id,
+                "down_revision": written.down_revision,
+                "branch_labels": list(written.branch_labels),
+                "table": spec.table,
+                "columns": list(CLAIM_COLUMNS),
+                "indexes": list(index_names(spec)),
+            }
+        )
+    else:
+        typer.echo(str(written.path))
+    info(
+        f"wrote revision {written.rev_id} (revises {written.down_revision or 'base'}): "
+        f"{', '.join(CLAIM_COLUMNS)} and indexes {', '.join(index_names(spec))} on "
+        f"{spec.table}"
+    )
+    info(f"next: `alembic upgrade head`, then `migrate-cron worker --table {spec.name}`")
 
 
 def _print_sql(prefix: str, dialect: str) -> None:

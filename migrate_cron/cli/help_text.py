@@ -31,6 +31,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "generate migration": (
         "migrate-cron generate migration",
         "migrate-cron generate migration --sql --dialect postgresql",
+        "migrate-cron generate migration --claim-table notifications",
     ),
     "db upgrade": ("migrate-cron db upgrade",),
     "db downgrade": ("migrate-cron db downgrade base",),
@@ -46,6 +47,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
         "migrate-cron worker",
         "migrate-cron worker --concurrency 4 --grace 60 --metrics-port 9465",
         "migrate-cron worker --kind invoices-export --once",
+        "migrate-cron worker --table notifications --concurrency 8",
     ),
     "scheduler": ("migrate-cron scheduler", "migrate-cron scheduler --once --json"),
     "simulate": (

@@ -16,14 +16,22 @@ from migrate_cron.cli.common import DatabaseUrl, RegistryPath, TablePrefix
 from migrate_cron.config import DEFAULT_DATABASE_URL, DEFAULT_REGISTRY
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from migrate_cron.registry import Registry, TableSpec
     from migrate_cron.worker.log import WorkerLog
+    from migrate_cron.worker.loop import Worker
+    from migrate_cron.worker.settings import WorkerSettings
 
 HELP = (
     "Claim ready jobs and run them: registry commands as cron would, Python handlers in "
     "threads. Failures are retried with backoff, then shelved as failed with their error.\n\n"
     "Stop with SIGTERM or Ctrl-C: running jobs get --grace seconds, the rest go back to the "
     "queue at once; a second signal stops everything now. One log line per job start and "
-    "finish goes to stderr."
+    "finish goes to stderr.\n\n"
+    "With --table NAME it claims rows of your own table instead, as described by "
+    "\\[tables.NAME] in the registry (after `generate migration --claim-table NAME`): the row's "
+    "key reaches the command as MIGRATE_CRON_ROW_KEY, a handler as its argument."
 )
 
 
@@ -101,6 +109,16 @@ def worker(
             show_default=False,
         ),
     ] = None,
+    table: Annotated[
+        str | None,
+        typer.Option(
+            "--table",
+            metavar="NAME",
+            help="Claim rows of your own table, described by \\[tables.NAME] in the registry, "
+            "instead of jobs: batch and lease come from there unless --batch/--lease are given.",
+            show_default=False,
+        ),
+    ] = None,
     database_url: DatabaseUrl = DEFAULT_DATABASE_URL,
     table_prefix: TablePrefix = "",
     registry: RegistryPath = DEFAULT_REGISTRY,
@@ -116,6 +134,25 @@ def worker(
     kind_list = tuple(k.strip() for k in (kinds or "").split(",") if k.strip())
     _import_modules(imports or [])
     reg = _load_registry(registry, bool(imports))
+    if table is not None:
+        from migrate_cron.errors import UsageError
+
+        if kind_list or any_kind or metrics_port is not None:
+            raise UsageError(
+                "--table claims rows of one table: leave out --kinds, --any-kind and --metrics-port"
+            )
+        spec = reg.table(table)
+        table_settings = WorkerSettings(
+            concurrency=concurrency,
+            batch=batch if batch is not None else spec.batch,
+            lease=lease if lease is not None else spec.lease,
+            heartbeat=heartbeat,
+            grace=grace,
+            once=once,
+            poll=poll,
+        )
+        _run_table_worker(reg, spec, table_settings, database_url, table_prefix, json_logs)
+        return
     catalog = Catalog.build(reg, kind_list or None)
     settings = WorkerSettings(
         concurrency=concurrency,
@@ -137,7 +174,41 @@ def worker(
         from prometheus_client import start_http_server
 
         start_http_server(metrics_port, registry=notifier.registry)
+    _run_until_stopped(w, settings, store.dispose)
 
+
+def _run_table_worker(
+    reg: Registry,
+    spec: TableSpec,
+    settings: WorkerSettings,
+    database_url: str,
+    table_prefix: str,
+    json_logs: bool,
+) -> None:
+    """``worker --table``: the same loop on a ``RowQueue``; no notifier (a row has no MAILTO)
+    and no history (the row keeps its ``last_error``)."""
+    from migrate_cron.cli.common import open_store
+    from migrate_cron.store.rows import RowQueue
+    from migrate_cron.worker.catalog import Catalog
+    from migrate_cron.worker.log import WorkerLog
+    from migrate_cron.worker.loop import Worker
+
+    catalog = Catalog.for_table(
+        reg, spec, output_cap=settings.output_cap, kill_grace=settings.kill_grace
+    )
+    store = open_store(database_url, table_prefix)
+    rows = RowQueue(store, spec)
+    try:
+        rows.check()
+    except BaseException:
+        store.dispose()
+        raise
+    w = Worker(rows, catalog, settings, log=WorkerLog(json_lines=json_logs))
+    _run_until_stopped(w, settings, store.dispose)
+
+
+def _run_until_stopped(w: Worker, settings: WorkerSettings, dispose: Callable[[], None]) -> None:
+    """Run ``w`` with SIGTERM/SIGINT wired to a graceful stop, bounded in time."""
     bound = settings.grace + settings.kill_grace + SHUTDOWN_SLACK
 
     armed: list[bool] = []  # a plain list: a handler must not take an Event's lock
@@ -153,7 +224,7 @@ def worker(
     try:
         summary = w.run()
     finally:
-        store.dispose()
+        dispose()
     if summary.abandoned:
         # Handler threads that ignored the stop still run; their jobs are released. Leave now.
         sys.stdout.flush()

@@ -320,8 +320,8 @@ def _refuse_existing(script: ScriptDirectory, revision: Revision) -> None:
         return
     if existing is not None:
         raise ConfigError(
-            f"the migrate-cron revision {revision.rev_id} for table prefix "
-            f"{revision.prefix!r} is already in the history: {existing.path}"
+            f"the migrate-cron revision {revision.rev_id} ({revision.message}) is already in "
+            f"the history: {existing.path}"
         )
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
     ColumnElement,
@@ -39,6 +39,9 @@ from migrate_cron.store.models import (
     Job,
 )
 from migrate_cron.store.schema import Tables, UTCDateTime, build_tables
+
+if TYPE_CHECKING:
+    from migrate_cron.store.rows import RowClaim
 
 DEFAULT_MAX_ATTEMPTS = 5
 _MISSING_TABLE_MARKERS = (
@@ -123,6 +126,11 @@ class StoreBase:
         kinds: Sequence[str] | None,
         exclude: Sequence[str] = (),
     ) -> list[Job]:
+        raise NotImplementedError
+
+    def _claim_rows(self, conn: Connection, request: RowClaim, n: int) -> list[tuple[Any, int]]:
+        """Claim up to ``n`` ready rows of a business table (``rows.py``): write
+        ``request.values`` to them and return each one's (key, attempts after the claim)."""
         raise NotImplementedError
 
     def _notify(self, conn: Connection, kind: str) -> None:

@@ -27,6 +27,7 @@ from sqlalchemy import exc as sa_exc
 
 from migrate_cron.errors import UsageError
 from migrate_cron.store.models import Job, JobState
+from migrate_cron.store.rows import RowClaim
 from migrate_cron.store.schema import UTCDateTime
 from migrate_cron.store.store import Store
 
@@ -158,3 +159,21 @@ class MySQLStore(Store):
                 )
             )
         return jobs
+
+    def _claim_rows(self, conn: Connection, request: RowClaim, n: int) -> list[tuple[Any, int]]:
+        """As ``_claim``: SELECT … FOR UPDATE SKIP LOCKED, then UPDATE the picked keys in the
+        same transaction (no UPDATE … RETURNING on MariaDB)."""
+        rows = conn.execute(
+            select(request.key, request.attempts)
+            .where(*request.ready)
+            .order_by(*request.order)
+            .limit(n)
+            .with_for_update(skip_locked=True)
+        ).all()
+        if not rows:
+            return []
+        keys = [r[0] for r in rows]
+        conn.execute(
+            update(request.table).where(request.key.in_(keys)).values(dict(request.values))
+        )
+        return [(r[0], int(r[1]) + 1) for r in rows]

@@ -28,6 +28,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from migrate_cron.store.base import Listener
 from migrate_cron.store.models import Job
+from migrate_cron.store.rows import RowClaim
 from migrate_cron.store.schema import UTCDateTime
 from migrate_cron.store.store import Store
 
@@ -155,6 +156,24 @@ class PostgresStore(Store):
             .returning(*job.c)
         )
         return [self._job(r) for r in conn.execute(stmt).all()]  # one fetch, not one per row
+
+    def _claim_rows(self, conn: Connection, request: RowClaim, n: int) -> list[tuple[Any, int]]:
+        """As ``_claim``: one statement, the ready rows picked with SKIP LOCKED in a CTE."""
+        picked = (
+            select(request.key)
+            .where(*request.ready)
+            .order_by(*request.order)
+            .limit(n)
+            .with_for_update(skip_locked=True)
+            .cte("picked")
+        )
+        stmt = (
+            update(request.table)
+            .where(request.key == picked.c[0])
+            .values(dict(request.values))
+            .returning(request.key, request.attempts)
+        )
+        return [(r[0], int(r[1])) for r in conn.execute(stmt).all()]
 
     def _ids_match(self, ids: Sequence[int]) -> ColumnElement[bool]:
         return self.tables.job.c.id == any_(literal([int(i) for i in ids], ARRAY(BigInteger)))

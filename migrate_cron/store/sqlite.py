@@ -13,6 +13,7 @@ from sqlalchemy import ColumnElement, Connection, Float, func, literal, select, 
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from migrate_cron.store.models import Job
+from migrate_cron.store.rows import RowClaim
 from migrate_cron.store.schema import UTCDateTime
 from migrate_cron.store.store import Store
 
@@ -87,3 +88,21 @@ class SQLiteStore(Store):
             .returning(*job.c)
         )
         return [self._job(r) for r in conn.execute(stmt)]
+
+    def _claim_rows(self, conn: Connection, request: RowClaim, n: int) -> list[tuple[Any, int]]:
+        """As ``_claim``: the writer lock is taken by BEGIN IMMEDIATE, then one UPDATE of the
+        first ``n`` ready keys, RETURNING them."""
+        picked = (
+            select(request.key)
+            .where(*request.ready)
+            .order_by(*request.order)
+            .limit(n)
+            .scalar_subquery()
+        )
+        stmt = (
+            update(request.table)
+            .where(request.key.in_(picked))
+            .values(dict(request.values))
+            .returning(request.key, request.attempts)
+        )
+        return [(r[0], int(r[1])) for r in conn.execute(stmt).all()]

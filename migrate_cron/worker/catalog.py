@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from migrate_cron.errors import ConfigError, UsageError
-from migrate_cron.registry import Backoff, JobSpec, Registry
+from migrate_cron.registry import Backoff, JobSpec, Registry, TableSpec
 from migrate_cron.store.models import Job
 from migrate_cron.worker.backoff import retry_delay
 from migrate_cron.worker.cancel import LEASE_LOST, Cancel
@@ -25,7 +25,11 @@ from migrate_cron.worker.identity import IdentityError, lookup
 from migrate_cron.worker.outcome import DONE, FAILED, RELEASE, Outcome
 from migrate_cron.worker.runner import command_outcome, run_command
 
-MAX_ERROR = 4000  # characters of last_error (an exception message can be any size)
+MAX_ERROR = 4000
+#: Where a command finds the business-table row it runs for (``worker --table``). The key is
+#: data: it reaches the script as environment, never inside the command's text.
+ROW_KEY_ENV = "MIGRATE_CRON_ROW_KEY"
+TABLE_ENV = "MIGRATE_CRON_TABLE"  # characters of last_error (an exception message can be any size)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +42,9 @@ class Task:
     spec: JobSpec | None = None
     func: HandlerFunc | None = None
     cwd: str | None = None  # the command's cwd resolved against the registry's directory
+    #: The business table whose rows this task processes (``worker --table``): a command
+    #: then gets the row's key as ``MIGRATE_CRON_ROW_KEY``.
+    table: str | None = None
 
 
 @dataclass(frozen=True)
@@ -106,6 +113,28 @@ class Catalog:
         }
         return cls(registry.path, tasks, output_cap, kill_grace, rand, unrunnable, chains)
 
+    @classmethod
+    def for_table(
+        cls,
+        registry: Registry,
+        spec: TableSpec,
+        *,
+        output_cap: int = 8 * 1024,
+        kill_grace: float = 5.0,
+        rand: Callable[[], float] = random.random,
+    ) -> Catalog:
+        """The one task of ``worker --table``: the section's command or handler, run per row
+        with the same runner, timeout, backoff and user switch as a job."""
+        run = spec.run
+        if run.user and run.command is not None:
+            try:
+                lookup(run.user)
+            except IdentityError as exc:
+                raise UsageError(f"[tables.{spec.name}]: cannot run as {run.user}: {exc}") from None
+        base = Path(registry.path).resolve().parent
+        task = replace(_registry_task(registry.path, base, run), table=spec.table)
+        return cls(registry.path, {spec.name: task}, output_cap, kill_grace, rand)
+
     def limits(self) -> dict[str, int]:
         """Kinds whose registry entry caps how many run at once (``concurrency``, or 1 for an
         ``overlap`` rule)."""
@@ -125,8 +154,12 @@ class Catalog:
                 terminal=True,
             )
         if task.spec is not None and task.spec.command is not None:
+            spec = task.spec
+            if task.table is not None:
+                env = {**spec.env, ROW_KEY_ENV: str(job.payload), TABLE_ENV: task.table}
+                spec = replace(spec, env=env)
             result = run_command(
-                task.spec,
+                spec,
                 job,
                 cancel,
                 output_cap=self.output_cap,

@@ -28,19 +28,19 @@ import threading
 import time
 from collections import deque
 
-from migrate_cron.store import Store
 from migrate_cron.store.base import describe_error
 from migrate_cron.store.models import AttemptRun
 from migrate_cron.worker.inflight import Ledger
 from migrate_cron.worker.log import WorkerLog
 from migrate_cron.worker.outage import OUTAGE_ERRORS, Outage
 from migrate_cron.worker.outcome import DONE, FAILED, RELEASE, Outcome, attempt_run
+from migrate_cron.worker.source import WorkSource
 
 
 class Finisher(threading.Thread):
     def __init__(
         self,
-        store: Store,
+        store: WorkSource,
         worker_id: str,
         ledger: Ledger,
         log: WorkerLog,

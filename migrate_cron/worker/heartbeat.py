@@ -28,12 +28,12 @@ import threading
 import time
 from collections.abc import Callable
 
-from migrate_cron.store import Store
 from migrate_cron.store.models import Job, JobState
 from migrate_cron.worker.cancel import LEASE_LOST
 from migrate_cron.worker.inflight import Ledger
 from migrate_cron.worker.log import WorkerLog
 from migrate_cron.worker.outage import OUTAGE_ERRORS, Outage
+from migrate_cron.worker.source import WorkSource
 
 REAPER_LEASE = "reaper"
 
@@ -41,7 +41,7 @@ REAPER_LEASE = "reaper"
 class Heartbeat(threading.Thread):
     def __init__(
         self,
-        store: Store,
+        store: WorkSource,
         worker_id: str,
         ledger: Ledger,
         log: WorkerLog,

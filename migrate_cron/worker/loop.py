@@ -9,7 +9,8 @@ Threads, and who owns what:
 - one heartbeat thread extends every lease this worker holds and runs the shared reaper;
 - one finisher thread writes outcomes in batches every few ms.
 
-The loop knows no SQL: it calls named ``Store`` operations, and survives the database going
+The loop knows no SQL: it calls the named operations of a ``WorkSource`` (the queue's ``Store``,
+or a business table's ``RowQueue`` for ``worker --table``), and survives the database going
 away (one log line per try, capped backoff, carry on).
 
 Shutdown (``request_stop``; the CLI calls it on SIGTERM/SIGINT): stop claiming; jobs claimed
@@ -34,7 +35,7 @@ from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry
 
-from migrate_cron.store import Listener, Store
+from migrate_cron.store import Listener
 from migrate_cron.store.leases import SCHEDULER_PAUSE
 from migrate_cron.store.models import Job
 from migrate_cron.worker.backoff import IdleBackoff
@@ -49,6 +50,7 @@ from migrate_cron.worker.metrics import WorkerMetrics
 from migrate_cron.worker.outage import OUTAGE_ERRORS, Outage
 from migrate_cron.worker.outcome import FAILED, Outcome
 from migrate_cron.worker.settings import WorkerSettings
+from migrate_cron.worker.source import WorkSource
 
 if TYPE_CHECKING:
     from migrate_cron.notify.sender import Notifier
@@ -82,7 +84,7 @@ class WorkerSummary:
 class Worker:
     def __init__(
         self,
-        store: Store,
+        store: WorkSource,
         catalog: Catalog,
         settings: WorkerSettings,
         *,

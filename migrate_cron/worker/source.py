@@ -1,0 +1,76 @@
+"""What the worker loop needs from the place it claims work from.
+
+Two implementations: the queue (``Store``, the ``job`` table) and a business table the
+registry describes (``store.rows.RowQueue``, ``worker --table``). Both keep the same
+guarantees — one owner per claimed item, fenced finishing, leases the reaper takes back — so
+the loop, the runner threads, the heartbeat, the fence and the finisher are the same code for
+both. A ``Job`` stands for one claimed item: for a table row, ``id`` is the row's key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+from migrate_cron.store.base import Listener
+from migrate_cron.store.models import AttemptRun, Job, ReapResult
+
+
+class WorkSource(Protocol):
+    """The named operations the worker calls; see ``store/jobs.py`` for their contracts."""
+
+    @property
+    def url_safe(self) -> str: ...
+
+    @property
+    def supports_listen(self) -> bool: ...
+
+    def listener(self) -> Listener: ...
+
+    def get(self, job_id: int) -> Job | None: ...
+
+    def attempts_enabled(self) -> bool: ...
+
+    def paused(self) -> dict[str, str]: ...
+
+    def claim(
+        self,
+        worker_id: str,
+        n: int = 1,
+        lease: float = 60.0,
+        kinds: Sequence[str] | None = None,
+        limits: Mapping[str, int] | None = None,
+        exclude: Sequence[str] = (),
+    ) -> list[Job]: ...
+
+    def heartbeat(self, worker_id: str, ids: Sequence[int], lease: float) -> int: ...
+
+    def owned_jobs(self, worker_id: str, ids: Sequence[int]) -> list[int]: ...
+
+    def complete(
+        self,
+        worker_id: str,
+        ids: Sequence[int],
+        outputs: dict[int, str] | None = None,
+        then: Mapping[int, Sequence[tuple[str, int]]] | None = None,
+        runs: Mapping[int, AttemptRun] | None = None,
+    ) -> int: ...
+
+    def fail(
+        self,
+        worker_id: str,
+        job_id: int,
+        error: str,
+        *,
+        retry_in: float = 0.0,
+        output: str | None = None,
+        terminal: bool = False,
+        then: Sequence[tuple[str, int]] = (),
+        run: AttemptRun | None = None,
+    ) -> str | None: ...
+
+    def release(self, worker_id: str, ids: Sequence[int]) -> int: ...
+
+    def reap(self, error: str = ...) -> ReapResult: ...
+
+    def acquire_lease(self, name: str, holder: str, ttl: float) -> bool: ...
