@@ -103,8 +103,9 @@ def claim_table_schema(spec: TableSpec) -> Table:
     t = Table(spec.table, MetaData(), *columns, *claim_columns())
     claim_name, lease_name = index_names(spec)
     order = [t.c[spec.order_by]] if spec.order_by and spec.order_by != spec.key else []
-    ready = text(f"{_quoted(spec.status)} = {_sql_value(spec.ready)}")
-    processing = text(f"{_quoted(spec.status)} = {_sql_value(spec.processing)}")
+    # Expressions, not text: DDL renders the values as literals (quoted by the dialect).
+    ready = t.c[spec.status] == literal(spec.ready)
+    processing = t.c[spec.status] == literal(spec.processing)
     Index(claim_name, *order, t.c[spec.key], postgresql_where=ready).ddl_if(dialect="postgresql")
     others = ("mysql", "mariadb", "sqlite", "mssql")
     Index(claim_name, t.c[spec.status], *order, t.c[spec.key]).ddl_if(
@@ -115,19 +116,6 @@ def claim_table_schema(spec: TableSpec) -> Table:
         dialect=others  # type: ignore[arg-type]  # tuples are documented
     )
     return t
-
-
-def _quoted(name: str) -> str:
-    """A registry identifier (letters, digits, _ only: checked at load) as it stands in an
-    index predicate; lower-case names need no quotes on any dialect."""
-    return name if name == name.lower() else f'"{name}"'
-
-
-def _sql_value(value: StatusValue) -> str:
-    """A status value as a SQL literal for an index predicate."""
-    if isinstance(value, int):
-        return str(value)
-    return "'" + value.replace("'", "''") + "'"
 
 
 @dataclass(frozen=True)
