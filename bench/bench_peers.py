@@ -14,7 +14,9 @@ peer. Figures:
   per batch, as a worker that commits its claim before running needs);
 - enqueue one by one (``Store.enqueue`` / PgQueuer ``enqueue`` / Procrastinate ``defer``) and
   1,000 per call (``Store.enqueue_many`` / PgQueuer's list ``enqueue`` / ``batch_defer``),
-  each in a process of its own;
+  each in a process of its own, with that process's CPU time per job; one by one again with
+  ``synchronous_commit = off`` on the throwaway database, a diagnostic that takes the WAL flush
+  every durable commit waits for out of the figure (what is left is the producer's own cost);
 - pickup latency p50/p90: an idle worker with its defaults, one job enqueued at a time; from
   the enqueue call to the handler's first line.
 
@@ -425,14 +427,14 @@ import migrate_cron
 from migrate_cron.store import open_store
 store = open_store({url!r}, prefix={prefix!r})
 store.enqueue("warm", None)
-t = time.perf_counter()
+t, c = time.perf_counter(), time.process_time()
 if {bulk}:
     for _ in range({n}):
         store.enqueue_many("noop", [{{"i": i}} for i in range({size})])
 else:
     for i in range({n}):
         store.enqueue("noop", {{"i": i}})
-print(time.perf_counter() - t, migrate_cron.__file__)
+print(time.perf_counter() - t, time.process_time() - c, migrate_cron.__file__)
 """,
     # PgQueuer's synchronous producer (SyncQueries over a psycopg autocommit connection).
     "pgq_psycopg": """
@@ -442,7 +444,7 @@ from pgqueuer.queries import SyncQueries
 conn = psycopg.connect({dsn!r}, autocommit=True)
 q = SyncQueries(SyncPsycopgDriver(conn))
 q.enqueue("warm", None)
-t = time.perf_counter()
+t, c = time.perf_counter(), time.process_time()
 if {bulk}:
     for _ in range({n}):
         q.enqueue(["noop"] * {size}, [json.dumps({{"i": i}}).encode() for i in range({size})],
@@ -450,7 +452,7 @@ if {bulk}:
 else:
     for i in range({n}):
         q.enqueue("noop", json.dumps({{"i": i}}).encode())
-print(time.perf_counter() - t, "")
+print(time.perf_counter() - t, time.process_time() - c, "-")
 """,
     # PgQueuer's README producer: Queries over an asyncpg connection.
     "pgq_asyncpg": """
@@ -460,7 +462,7 @@ from pgqueuer.queries import Queries
 async def main():
     q = Queries(AsyncpgDriver(await asyncpg.connect({dsn!r})))
     await q.enqueue("warm", None)
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     if {bulk}:
         for _ in range({n}):
             await q.enqueue(["noop"] * {size},
@@ -469,7 +471,7 @@ async def main():
     else:
         for i in range({n}):
             await q.enqueue("noop", json.dumps({{"i": i}}).encode())
-    print(time.perf_counter() - t, "")
+    print(time.perf_counter() - t, time.process_time() - c, "-")
 asyncio.run(main())
 """,
     # Procrastinate's synchronous defer / batch_defer from an opened app.
@@ -478,22 +480,33 @@ import time
 import bench_peers_jobs as m
 with m.app.open():
     m.noop.defer()
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     if {bulk}:
         for _ in range({n}):
             m.noop.batch_defer(*[{{}}] * {size})
     else:
         for _ in range({n}):
             m.noop.defer()
-    print(time.perf_counter() - t, "")
+    print(time.perf_counter() - t, time.process_time() - c, "-")
 """,
 }
 
 
-def enqueue_rate(system: str, bulk: bool, n: int, work: Path, path: str = "") -> float:
-    """Jobs/s of ``n`` calls (bulk: of ``n`` calls of 1,000 jobs) in a process of its own."""
+def enqueue_rate(
+    system: str, bulk: bool, n: int, work: Path, path: str = "", no_flush: bool = False
+) -> dict[str, float]:
+    """Jobs/s of ``n`` calls (bulk: of ``n`` calls of 1,000 jobs) in a process of its own, and
+    that process's CPU time per job (µs). ``no_flush``: the throwaway database gets
+    ``synchronous_commit = off`` (a diagnostic: a commit then does not wait for the WAL to
+    reach the disk, which shows what a call costs besides that wait)."""
     kind = "mc" if system.startswith("mc") else system
     with database() as url:
+        if no_flush:
+            import psycopg
+
+            name = url.rsplit("/", 1)[1]
+            with psycopg.connect(libpq(PG), autocommit=True) as admin:
+                admin.execute(f"ALTER DATABASE {name} SET synchronous_commit = off")
         env = env_for(kind, url, fresh_stamps(work), work)
         if kind == "mc":
             mc_store(url).dispose()
@@ -505,10 +518,11 @@ def enqueue_rate(system: str, bulk: bool, n: int, work: Path, path: str = "") ->
             path=path or str(ROOT), url=url, dsn=libpq(url), prefix=PREFIX, bulk=bulk, n=n,
             size=BULK,
         )  # fmt: skip
-        seconds, where = run([sys.executable, "-c", code], env, work).split(" ", 1)
+        wall, cpu, where = run([sys.executable, "-c", code], env, work).split(" ", 2)
         if kind == "mc" and path and not where.strip().startswith(path):
             raise RuntimeError(f"--baseline: imported {where.strip()}, not from {path}")
-        return (n * (BULK if bulk else 1)) / float(seconds)
+        jobs = n * (BULK if bulk else 1)
+        return {"rate": jobs / float(wall), "cpu_us": float(cpu) / jobs * 1e6}
 
 
 # ---------------------------------------------------------------------------- latency
@@ -630,20 +644,26 @@ PROCESS_2 = {
 }
 
 
-def enqueue_figures(single: bool, baseline: str) -> dict[str, Callable[[Any, Path], float]]:
+Figure = Callable[[Any, Path], "float | dict[str, float]"]
+
+
+def enqueue_figures(single: bool, baseline: str, no_flush: bool = False) -> dict[str, Figure]:
     bulk = not single
 
     def calls(a: Any) -> int:
         return int(a.enqueue_calls if single else a.bulk_batches)
 
-    figures: dict[str, Callable[[Any, Path], float]] = {
-        "mc": lambda a, w: enqueue_rate("mc", bulk, calls(a), w),
-        "PgQueuer psycopg": lambda a, w: enqueue_rate("pgq_psycopg", bulk, calls(a), w),
-        "PgQueuer asyncpg": lambda a, w: enqueue_rate("pgq_asyncpg", bulk, calls(a), w),
-        "Procrastinate": lambda a, w: enqueue_rate("procrastinate", bulk, calls(a), w),
+    def figure(system: str, path: str = "") -> Figure:
+        return lambda a, w: enqueue_rate(system, bulk, calls(a), w, path, no_flush)
+
+    figures = {
+        "mc": figure("mc"),
+        "PgQueuer psycopg": figure("pgq_psycopg"),
+        "PgQueuer asyncpg": figure("pgq_asyncpg"),
+        "Procrastinate": figure("procrastinate"),
     }
     if baseline:
-        figures["mc baseline"] = lambda a, w: enqueue_rate("mc", bulk, calls(a), w, baseline)
+        figures["mc baseline"] = figure("mc", baseline)
     return figures
 
 
@@ -653,6 +673,13 @@ LATENCY_NAMES = {
     "pgq_psycopg": "PgQueuer psycopg",
     "procrastinate": "Procrastinate",
 }
+
+
+def pretty(name: str) -> str:
+    """``mc …`` as migrate-cron in the tables."""
+    if name == "mc baseline":
+        return "migrate-cron at `--baseline`"
+    return "migrate-cron" + name[2:] if name.startswith("mc") else name
 
 
 def fmt(values: list[float], unit: str = "") -> str:
@@ -709,17 +736,28 @@ def report(results: dict[str, list[dict[str, float]]], args: Any, loads: list[fl
         ("process_2", f"Processing {args.jobs:,} no-op jobs, 2 worker processes", " jobs/s"),
         ("enqueue_single", f"Enqueue one by one ({args.enqueue_calls:,} calls)", " jobs/s"),
         ("enqueue_bulk", f"Enqueue 1,000 per call ({args.bulk_batches} calls)", " jobs/s"),
+        (
+            "enqueue_single_no_flush",
+            f"Enqueue one by one ({args.enqueue_calls:,} calls), diagnostic: "
+            "`synchronous_commit = off` on the throwaway database (no wait for the disk)",
+            " jobs/s",
+        ),
     ):
         rounds = results.get(key)
         if not rounds:
             continue
         names = list(rounds[0])
-        lines += [f"### {title}", "", "| system | rate |", "|---|---:|"]
+        cpus = results.get(f"{key}_cpu") or []
+        head = "| system | rate | client CPU per job |" if cpus else "| system | rate |"
+        lines += [f"### {title}", "", head, "|---|---:|---:|" if cpus else "|---|---:|"]
         for name in names:
-            label = name.replace("mc ", "migrate-cron ").replace("mc", "migrate-cron")
+            label = pretty(name)
             if name == "Procrastinate" and key.startswith("process"):
                 label += f" ({args.slow_jobs:,} jobs)"
-            lines.append(f"| {label} | {fmt([r[name] for r in rounds if name in r], unit)} |")
+            row = f"| {label} | {fmt([r[name] for r in rounds if name in r], unit)} |"
+            if cpus:
+                row += f" {fmt([r[name] for r in cpus if name in r], ' µs')} |"
+            lines.append(row)
         lines += ["", "| ratio (per round) | |", "|---|---|"]
         pairs = (
             [
@@ -741,7 +779,7 @@ def report(results: dict[str, list[dict[str, float]]], args: Any, loads: list[fl
         for num, den in pairs:
             got = ratios(rounds, num, den)
             if got != "—":
-                lines.append(f"| {num.replace('mc', 'migrate-cron')} / {den} | {got} |")
+                lines.append(f"| {pretty(num)} / {pretty(den)} | {got} |")
         lines.append("")
     if results.get("latency"):
         rounds = results["latency"]
@@ -757,7 +795,7 @@ def report(results: dict[str, list[dict[str, float]]], args: Any, loads: list[fl
                 base = name[: -len(" p50")]
                 p50 = fmt([r[name] for r in rounds], " ms")
                 p90 = fmt([r[f"{base} p90"] for r in rounds], " ms")
-                lines.append(f"| {base.replace('mc', 'migrate-cron')} | {p50} | {p90} |")
+                lines.append(f"| {pretty(base)} | {p50} | {p90} |")
         lines.append("")
     return "\n".join(lines)
 
@@ -790,13 +828,15 @@ def main() -> None:
     args.slow_jobs = args.slow_jobs or max(500, args.jobs // 5)
     args.baseline = str(Path(args.baseline).resolve()) if args.baseline else ""
     only = set(args.only.split(","))
-    figures: dict[str, dict[str, Callable[[Any, Path], float]]] = {}
+    figures: dict[str, dict[str, Figure]] = {}
     if "process" in only:
         figures["process_1"], figures["process_2"] = PROCESS_1, PROCESS_2
     if "enqueue" in only:
         figures["enqueue_single"] = enqueue_figures(True, args.baseline)
         figures["enqueue_bulk"] = enqueue_figures(False, args.baseline)
+        figures["enqueue_single_no_flush"] = enqueue_figures(True, args.baseline, no_flush=True)
     results: dict[str, list[dict[str, float]]] = {key: [] for key in figures}
+    results.update({f"{key}_cpu": [] for key in figures if key.startswith("enqueue")})
     if "latency" in only:
         results["latency"] = []
     loads = [os.getloadavg()[0]]
@@ -809,11 +849,17 @@ def main() -> None:
             for key, systems in figures.items():
                 names = list(systems)
                 names = names[rnd % len(names) :] + names[: rnd % len(names)]
-                got = {}
+                got, cpu = {}, {}
                 for name in names:
-                    got[name] = systems[name](args, work)
+                    value = systems[name](args, work)
+                    if isinstance(value, dict):
+                        got[name], cpu[name] = value["rate"], value["cpu_us"]
+                    else:
+                        got[name] = value
                     print(f"round {rnd + 1} {key} {name}: {got[name]:,.0f}/s", flush=True)
                 results[key].append({n: got[n] for n in systems})
+                if cpu:
+                    results[f"{key}_cpu"].append({n: cpu[n] for n in systems})
                 loads.append(os.getloadavg()[0])
             if "latency" in only:
                 lat: dict[str, float] = {}
