@@ -27,7 +27,7 @@ from their first handler call to their last (every process writes its first and 
 PATH (say a worktree of main), for before/after in the same run. Writes "## peers" in
 docs/benchmarks.md.
 
-    python bench/bench_peers.py [--jobs 5000] [--rounds 3] [--enqueue-calls 1000]
+    python bench/bench_peers.py [--jobs 10000] [--rounds 3] [--enqueue-calls 2000]
                                 [--bulk-batches 10] [--samples 40] [--baseline PATH]
                                 [--only process,enqueue,latency] [--no-write]
 """
@@ -815,10 +815,10 @@ def main() -> None:
         raw_worker(sys.argv[3], int(sys.argv[2]))
         return
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--jobs", type=int, default=5000, help="jobs per processing figure")
+    parser.add_argument("--jobs", type=int, default=10_000, help="jobs per processing figure")
     parser.add_argument("--slow-jobs", type=int, default=0, help="Procrastinate's (jobs / 5)")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--enqueue-calls", type=int, default=1000)
+    parser.add_argument("--enqueue-calls", type=int, default=2000)
     parser.add_argument("--bulk-batches", type=int, default=10)
     parser.add_argument("--samples", type=int, default=40)
     parser.add_argument("--baseline", default="", help="another migrate-cron tree, enqueue only")
