@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 # Two pytest processes: the machine (and CI) has 2 cores; every test bounds its own time.
 PYTEST_WORKERS ?= 2
 
-.PHONY: install test test-fast check lint format demo bench clean
+.PHONY: install test test-fast check lint format demo bench bench-peers clean
 
 install: $(STAMP)
 
@@ -45,6 +45,16 @@ demo: $(STAMP)
 # Benchmarks (speed and memory targets); results are written down in docs/benchmarks.md.
 bench: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash bench/run.sh
+
+# migrate-cron next to PgQueuer and Procrastinate on one PostgreSQL (issue 18). The peers come
+# from the optional `bench` extra, installed into this .venv only for this target.
+BENCH_STAMP := $(VENV)/.installed-bench
+$(BENCH_STAMP): $(STAMP)
+	$(BIN)/pip install --quiet -e ".[dev,bench]"
+	touch $(BENCH_STAMP)
+
+bench-peers: $(BENCH_STAMP)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python bench/bench_peers.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache .hypothesis

@@ -27,6 +27,7 @@ from sqlalchemy import (
     ColumnElement,
     Connection,
     Engine,
+    insert,
     literal,
     select,
 )
@@ -37,6 +38,7 @@ from migrate_cron.config import mask_url
 from migrate_cron.errors import DatabaseUnavailable, SchemaMissing
 from migrate_cron.store.models import (
     Job,
+    JobState,
 )
 from migrate_cron.store.schema import Tables, UTCDateTime, build_tables
 
@@ -116,6 +118,77 @@ class StoreBase:
         """Insert ``rows`` (distinct on the table's unique key) in one statement, skipping those
         whose key exists; return how many were inserted."""
         raise NotImplementedError
+
+    @contextlib.contextmanager
+    def _producer_connection(self) -> Iterator[Connection]:
+        """The connection ``enqueue``/``enqueue_many`` write through when the caller passes
+        none: a transaction here; PostgreSQL overrides it with an autocommit connection, where
+        its one-statement inserts cost one round trip instead of three (BEGIN, the statement,
+        COMMIT)."""
+        with self.transaction() as conn:
+            yield conn
+
+    def _insert_job(
+        self,
+        conn: Connection,
+        kind: str,
+        payload: Any,
+        ref: str | None,
+        run_at: datetime | None,
+        delay: float | None,
+        max_attempts: int,
+        scheduled_for: datetime | None,
+    ) -> Any | None:
+        """Insert one open job and wake idle workers; return its id, or None when ``ref`` is
+        set and (kind, ref) already exists (nothing inserted, nobody woken). ``run_at`` None
+        means ``delay`` seconds (or nothing) after now on the database's clock. The portable
+        version: an INSERT (insert-if-absent with a ref), then the dialect's wake-up."""
+        job = self.tables.job
+        if run_at is not None:
+            start: Any = run_at
+        elif delay:
+            start = self.after_sql(delay)
+        else:
+            start = self.now_sql()
+        values = {
+            "kind": kind,
+            "ref": ref,
+            "payload": payload,
+            "state": JobState.OPEN,
+            "attempts": 0,
+            "max_attempts": max_attempts,
+            "run_at": start,
+            "scheduled_for": scheduled_for,
+            "created_at": self.now_sql(),
+        }
+        if ref is None:
+            inserted = conn.execute(insert(job).values(**values)).inserted_primary_key
+            assert inserted is not None
+            new_id = inserted[0]
+        else:
+            new_id = self._insert_if_absent(conn, job, values, ("kind", "ref"))
+            if new_id is None:
+                return None
+        self._notify(conn, kind)
+        return new_id
+
+    def _insert_open_jobs(
+        self, conn: Connection, kind: str, payloads: Sequence[Any], max_attempts: int
+    ) -> None:
+        """Insert one ready job of ``kind`` per payload (no ref) and wake idle workers once.
+        The portable version: one cached INSERT with one parameter set per row (the driver's
+        executemany / SQLAlchemy's insertmanyvalues), then the wake-up."""
+        job = self.tables.job
+        stmt = insert(job).values(
+            kind=kind,
+            state=JobState.OPEN,
+            attempts=0,
+            max_attempts=max_attempts,
+            run_at=self.now_sql(),
+            created_at=self.now_sql(),
+        )
+        conn.execute(stmt, [{"payload": p} for p in payloads])
+        self._notify(conn, kind)
 
     def _claim(
         self,

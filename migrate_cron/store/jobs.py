@@ -17,7 +17,6 @@ from sqlalchemy import (
     and_,
     case,
     func,
-    insert,
     select,
     true,
     update,
@@ -77,7 +76,7 @@ class JobOps(AttemptOps):
             return self._enqueue(
                 conn, kind, payload, ref, run_at, delay, max_attempts, scheduled_for
             )
-        with self.transaction() as c:
+        with self._translate_errors(), self._producer_connection() as c:
             return self._enqueue(c, kind, payload, ref, run_at, delay, max_attempts, scheduled_for)
 
     def _enqueue(
@@ -91,37 +90,18 @@ class JobOps(AttemptOps):
         max_attempts: int,
         scheduled_for: datetime | None,
     ) -> EnqueueResult:
+        new_id = self._insert_job(
+            conn, kind, payload, ref, run_at, delay, max_attempts, scheduled_for
+        )
+        if new_id is not None:
+            return EnqueueResult(int(new_id), True)
+        # (kind, ref) was there: read it in a statement of its own, whose snapshot sees a row
+        # that a concurrent producer committed while our insert waited on it.
         job = self.tables.job
-        if run_at is not None:
-            start: Any = run_at
-        elif delay:
-            start = self.after_sql(delay)
-        else:
-            start = self.now_sql()
-        values = {
-            "kind": kind,
-            "ref": ref,
-            "payload": payload,
-            "state": JobState.OPEN,
-            "attempts": 0,
-            "max_attempts": max_attempts,
-            "run_at": start,
-            "scheduled_for": scheduled_for,
-            "created_at": self.now_sql(),
-        }
-        if ref is None:
-            inserted = conn.execute(insert(job).values(**values)).inserted_primary_key
-            assert inserted is not None
-            new_id = inserted[0]
-        else:
-            new_id = self._insert_if_absent(conn, job, values, ("kind", "ref"))
-            if new_id is None:
-                existing = conn.execute(
-                    select(job.c.id).where(job.c.kind == kind, job.c.ref == ref)
-                ).scalar_one()
-                return EnqueueResult(int(existing), False)
-        self._notify(conn, kind)
-        return EnqueueResult(int(new_id), True)
+        existing = conn.execute(
+            select(job.c.id).where(job.c.kind == kind, job.c.ref == ref)
+        ).scalar_one()
+        return EnqueueResult(int(existing), False)
 
     def enqueue_many(
         self,
@@ -132,22 +112,16 @@ class JobOps(AttemptOps):
         chunk: int = 1000,
         conn: Connection | None = None,
     ) -> int:
-        """Add one ready job per payload (no dedupe key) with multi-row INSERTs; returns how
-        many. For bulk loads and benchmarks; idle workers get one wake-up per chunk."""
-        job = self.tables.job
-        stmt = insert(job).values(
-            kind=kind,
-            state=JobState.OPEN,
-            attempts=0,
-            max_attempts=max_attempts,
-            run_at=self.now_sql(),
-            created_at=self.now_sql(),
-        )
+        """Add one ready job per payload (no dedupe key), ``chunk`` rows per statement; returns
+        how many. Each chunk commits on its own (or all in ``conn``); idle workers get one
+        wake-up per chunk. For bulk loads and benchmarks."""
         for i in range(0, len(payloads), chunk):
-            rows = [{"payload": p} for p in payloads[i : i + chunk]]
-            with contextlib.nullcontext(conn) if conn is not None else self.transaction() as c:
-                c.execute(stmt, rows)
-                self._notify(c, kind)
+            part = payloads[i : i + chunk]
+            if conn is not None:
+                self._insert_open_jobs(conn, kind, part, max_attempts)
+                continue
+            with self._translate_errors(), self._producer_connection() as c:
+                self._insert_open_jobs(c, kind, part, max_attempts)
         return len(payloads)
 
     def enqueue_refs(

@@ -4,7 +4,7 @@ ON CONFLICT DO NOTHING, and LISTEN/NOTIFY wake-ups delivered after the enqueue c
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -13,6 +13,8 @@ from sqlalchemy import (
     ColumnElement,
     Connection,
     Float,
+    Integer,
+    Interval,
     Text,
     any_,
     bindparam,
@@ -27,7 +29,7 @@ from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
 from migrate_cron.store.base import Listener
-from migrate_cron.store.models import Job
+from migrate_cron.store.models import Job, JobState
 from migrate_cron.store.rows import RowClaim
 from migrate_cron.store.schema import UTCDateTime
 from migrate_cron.store.store import Store
@@ -67,6 +69,12 @@ class PostgresStore(Store):
     family = "postgresql"
     supports_listen = True
     supports_percentile_cont = True
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: The enqueue statements, built on first use (they depend on the table prefix).
+        self._enqueue_stmt: Any = None
+        self._enqueue_many_stmt: Any = None
 
     @property
     def channel(self) -> str:
@@ -130,6 +138,138 @@ class PostgresStore(Store):
             .returning(table.c.id)
         )
         return len(conn.execute(stmt).all())
+
+    @contextlib.contextmanager
+    def _producer_connection(self) -> Iterator[Connection]:
+        """Autocommit: ``_insert_job`` and ``_insert_open_jobs`` are one statement each (insert
+        and NOTIFY together), so the statement is its own transaction and a call costs one
+        round trip, as PgQueuer's enqueue does, instead of BEGIN + statement + COMMIT. The
+        NOTIFY is still delivered only when that statement commits. With an injected clock
+        (tests) the portable two-statement path runs, in a transaction."""
+        if self._clock is not None:
+            with self.transaction() as conn:
+                yield conn
+            return
+        conn = self.engine.connect().execution_options(isolation_level="AUTOCOMMIT")
+        try:
+            yield conn
+        finally:
+            conn.close()
+
+    def _insert_job(
+        self,
+        conn: Connection,
+        kind: str,
+        payload: Any,
+        ref: str | None,
+        run_at: datetime | None,
+        delay: float | None,
+        max_attempts: int,
+        scheduled_for: datetime | None,
+    ) -> Any | None:
+        """One statement: ``WITH ins AS (INSERT … ON CONFLICT (kind, ref) DO NOTHING RETURNING
+        id, kind) SELECT id, pg_notify(channel, kind) FROM ins`` — the wake-up is sent only
+        for a row that was inserted (a NULL ref never conflicts). The statement is built once
+        per store with bound parameters only: SQLAlchemy finds it in its compiled cache and
+        psycopg prepares it server-side after a few calls (half the client CPU per call, next
+        to building an INSERT with its values each time)."""
+        if self._clock is not None:
+            return super()._insert_job(
+                conn, kind, payload, ref, run_at, delay, max_attempts, scheduled_for
+            )
+        import json
+
+        if self._enqueue_stmt is None:
+            self._enqueue_stmt = self._build_enqueue_stmt()
+        params = {
+            "e_kind": kind,
+            "e_ref": ref,
+            "e_payload": json.dumps(payload),
+            "e_state": JobState.OPEN.value,
+            "e_max_attempts": max_attempts,
+            "e_run_at": run_at,
+            "e_delay": timedelta(seconds=delay or 0.0),
+            "e_scheduled_for": scheduled_for,
+            "e_channel": self.channel,
+        }
+        return conn.execute(self._enqueue_stmt, params).scalar_one_or_none()
+
+    def _build_enqueue_stmt(self) -> Any:
+        job = self.tables.job
+        now = func.now(type_=UTCDateTime())
+        start = func.coalesce(
+            bindparam("e_run_at", type_=UTCDateTime()),
+            (now + bindparam("e_delay", type_=Interval())).cast(UTCDateTime()),
+            type_=UTCDateTime(),
+        )
+        inserted = (
+            pg_insert(job)
+            .values(
+                kind=bindparam("e_kind", type_=Text()),
+                ref=bindparam("e_ref", type_=Text()),
+                payload=cast(bindparam("e_payload", type_=Text()), JSONB),
+                state=bindparam("e_state", type_=Text()),
+                attempts=0,
+                max_attempts=bindparam("e_max_attempts", type_=Integer()),
+                run_at=start,
+                scheduled_for=bindparam("e_scheduled_for", type_=UTCDateTime()),
+                created_at=now,
+            )
+            .on_conflict_do_nothing(index_elements=["kind", "ref"])
+            .returning(job.c.id, job.c.kind)
+            .cte("ins")
+        )
+        return select(
+            inserted.c.id, func.pg_notify(bindparam("e_channel", type_=Text()), inserted.c.kind)
+        ).select_from(inserted)
+
+    def _insert_open_jobs(
+        self, conn: Connection, kind: str, payloads: Sequence[Any], max_attempts: int
+    ) -> None:
+        """One statement per batch: the payloads as one ``text[]`` parameter, ``unnest``ed and
+        cast to jsonb, the other columns the same for every row, and the batch's NOTIFY in the
+        same statement. A multi-row VALUES list (or executemany) sends and parses a parameter
+        set per row; the array is one short statement text, prepared once (PgQueuer inserts
+        its batches the same way)."""
+        if self._clock is not None:
+            super()._insert_open_jobs(conn, kind, payloads, max_attempts)
+            return
+        import json
+
+        if self._enqueue_many_stmt is None:
+            self._enqueue_many_stmt = self._build_enqueue_many_stmt()
+        params = {
+            "m_kind": kind,
+            "m_payloads": [json.dumps(p) for p in payloads],
+            "m_state": JobState.OPEN.value,
+            "m_max_attempts": max_attempts,
+            "m_channel": self.channel,
+        }
+        conn.execute(self._enqueue_many_stmt, params)
+
+    def _build_enqueue_many_stmt(self) -> Any:
+        job = self.tables.job
+        now = func.now(type_=UTCDateTime())
+        source = (
+            func.unnest(bindparam("m_payloads", type_=ARRAY(Text)))
+            .table_valued("payload")
+            .render_derived(name="p")
+        )
+        picked = select(
+            bindparam("m_kind", type_=Text()),
+            cast(source.c.payload, JSONB),
+            bindparam("m_state", type_=Text()),
+            literal(0),
+            bindparam("m_max_attempts", type_=Integer()),
+            now,
+            now,
+        ).select_from(source)
+        columns = ["kind", "payload", "state", "attempts", "max_attempts", "run_at", "created_at"]
+        inserted = pg_insert(job).from_select(columns, picked).cte("ins")
+        # The insert is not referenced by the SELECT: add_cte() makes SQLAlchemy render it
+        # (PostgreSQL runs a data-modifying CTE whether or not it is read).
+        notify = func.pg_notify(bindparam("m_channel", type_=Text()), bindparam("m_kind"))
+        return select(notify).add_cte(inserted)
 
     def _claim(
         self,

@@ -438,3 +438,72 @@ def test_listener_waits_at_most_its_timeout_or_wakes_on_enqueue(store: Store) ->
             assert listener.wait(0.01) is False
     finally:
         listener.close()
+
+
+def test_enqueue_many_in_a_rolled_back_caller_transaction_leaves_no_job(store: Store) -> None:
+    with store.engine.connect() as conn:
+        trans = conn.begin()
+        store.enqueue_many("bulk", [{"n": 1}, None], conn=conn)
+        trans.rollback()
+    assert store.count_jobs(kind="bulk") == 0
+    with store.engine.begin() as conn:
+        assert store.enqueue_many("bulk", [{"n": 2}, None], conn=conn) == 2
+    assert sorted(str(j.payload) for j in store.list_jobs()) == ["None", "{'n': 2}"]
+
+
+def test_enqueue_places_the_job_at_run_at_or_after_delay(store: Store) -> None:
+    now = store.db_now()
+    slot = now.replace(microsecond=0) - timedelta(minutes=1)
+    at = store.enqueue("k", run_at=now + timedelta(hours=2), scheduled_for=slot).job_id
+    later = store.enqueue("k", delay=3600).job_id
+    ready = store.enqueue("k", max_attempts=2).job_id
+    jobs = {j.id: j for j in store.list_jobs()}
+    assert abs((jobs[at].run_at - (now + timedelta(hours=2))).total_seconds()) < 0.001
+    assert jobs[at].scheduled_for == slot and jobs[at].scheduled_for.tzinfo is not None
+    assert 3590 < (jobs[later].run_at - now).total_seconds() < 3700
+    assert jobs[ready].max_attempts == 2 and jobs[ready].attempts == 0
+    assert [j.id for j in store.claim("w", 10, lease=30)] == [ready]
+
+
+def test_concurrent_enqueues_of_one_ref_make_one_job(store: Store) -> None:
+    """Producers racing on one (kind, ref): exactly one creates it, all get its id."""
+    import threading
+
+    results: list[tuple[str, int, bool]] = []
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(4)
+
+    def produce(ref: str) -> None:
+        try:
+            barrier.wait(10)
+            got = store.enqueue("race", {"ref": ref}, ref=ref)
+            results.append((ref, got.job_id, got.created))
+        except BaseException as exc:  # reported below, in the test's thread
+            errors.append(exc)
+
+    for n in range(5):
+        threads = [threading.Thread(target=produce, args=(f"r{n}",)) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+    assert errors == []
+    for n in range(5):
+        mine = [(job_id, created) for ref, job_id, created in results if ref == f"r{n}"]
+        assert len(mine) == 4 and len({job_id for job_id, _ in mine}) == 1
+        assert sum(created for _, created in mine) == 1
+    assert store.count_jobs(kind="race") == 5
+
+
+def test_listener_wakes_on_enqueue_many_not_on_a_duplicate_ref(store: Store) -> None:
+    if not store.supports_listen:
+        return
+    store.enqueue("wake", ref="once")
+    listener = store.listener()
+    try:
+        store.enqueue("wake", ref="once")  # exists: nothing new to run, nobody woken
+        assert listener.wait(0.3) is False
+        store.enqueue_many("wake", [None, None])
+        assert listener.wait(5.0) is True
+    finally:
+        listener.close()
