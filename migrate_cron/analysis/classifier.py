@@ -29,7 +29,7 @@ class Recommendation(StrEnum):
     KEEP = "keep"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Sentence:
     id: str
     text: str
@@ -37,7 +37,7 @@ class Sentence:
     why: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Classification:
     recommendation: Recommendation
     reason: str
@@ -79,7 +79,7 @@ _USER_FACING = re.compile(
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Signals:
     """Everything the verdict depends on; few distinct values, so verdicts are cached."""
 

@@ -35,7 +35,7 @@ class Category(StrEnum):
 _RANK: dict[Category, int] = {c: i for i, c in enumerate(Category)}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PlanItem:
     order: int  # 1-based position in the plan
     file: str

@@ -35,7 +35,7 @@ from migrate_cron.crontab.sources import spool_owner
 from migrate_cron.errors import UsageError
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class JobReport:
     job: CronJob
     findings: tuple[Finding, ...]
@@ -96,6 +96,8 @@ def _analyze(
     # The same line in another file or on another host is the same job, under one name.
     same: dict[tuple[object, ...], tuple[str, set[tuple[str | None, str]]]] = {}
     ignored: set[tuple[str | None, str]] = set()
+    # Copies are only looked for across places: with one file no line can be another's copy.
+    several = len({(crontab.host, crontab.path) for crontab in files}) > 1
     for crontab in files:
         owner = spool_owner(crontab.path) if crontab.format == "user" else None
         place = (crontab.host, crontab.path)
@@ -117,7 +119,7 @@ def _analyze(
                     in_order.append(syntax)
                 continue
             tz = line.timezone or default_tz
-            identity = job_identity(line, tz, owner)
+            identity = job_identity(line, tz, owner) if several else None
             known = same.get(identity) if identity is not None else None
             if known is not None and place not in known[1]:
                 name = known[0]
