@@ -154,7 +154,7 @@ def _analyze(
     index_of = {id(job): i for i, job in enumerate(jobs)}
     for rule, hits in (
         (ORDERING, hidden_ordering(jobs)),
-        (DUPLICATE, duplicates(jobs)),
+        (DUPLICATE, duplicates(jobs) if several else []),
         (DURATION, too_long(jobs, durations or {})),
     ):
         for job, hit in hits:
