@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 import io
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import lru_cache
@@ -190,11 +190,17 @@ def _analyze(
 
 def _per_line_hits(job: CronJob, ctx: Context) -> list[tuple[Rule, Hit]]:
     hits: list[tuple[Rule, Hit]] = []
-    for rule in PER_LINE:
-        hit = rule.check(job, ctx)  # type: ignore[misc]
+    for rule, check in _CHECKS:
+        hit = check(job, ctx)
         if hit is not None:
             hits.append((rule, hit))
     return hits
+
+
+#: Each per-line rule with its check function, looked up once instead of once per line.
+_CHECKS: tuple[tuple[Rule, Callable[[CronJob, Context], Hit | None]], ...] = tuple(
+    (rule, rule.check) for rule in PER_LINE if rule.check is not None
+)
 
 
 def _description(job: CronJob) -> str:

@@ -201,9 +201,10 @@ def json_chunks(report: Report) -> Iterator[str]:
     yield '"entries":[\n'
     env_cache: dict[int, str] = {}
     verdict_cache: dict[int, str] = {}
+    runs_cache: dict[int, str] = {}
     first = True
     for r in report.jobs:
-        yield ("" if first else ",\n") + _entry_text(r, env_cache, verdict_cache)
+        yield ("" if first else ",\n") + _entry_text(r, env_cache, verdict_cache, runs_cache)
         first = False
     yield '\n],\n"plan":[\n'
     first = True
@@ -213,12 +214,21 @@ def json_chunks(report: Report) -> Iterator[str]:
     yield "\n]\n}\n"
 
 
-def _entry_text(r: JobReport, env_cache: dict[int, str], verdict_cache: dict[int, str]) -> str:
+def _entry_text(
+    r: JobReport,
+    env_cache: dict[int, str],
+    verdict_cache: dict[int, str],
+    runs_cache: dict[int, str],
+) -> str:
     job = r.job
     line = job.line
     env = env_cache.get(id(line.env))
     if env is None:
         env = env_cache[id(line.env)] = _js(line.env)
+    # Next runs are shared per schedule too; hashing aware datetimes asks for their offsets.
+    runs = runs_cache.get(id(r.next_runs))
+    if runs is None:
+        runs = runs_cache[id(r.next_runs)] = _next_text(r.next_runs)
     # Verdicts are shared objects (cached per signals); key by identity, hashing is costly.
     verdict = verdict_cache.get(id(r.classification))
     if verdict is None:
@@ -251,7 +261,7 @@ def _entry_text(r: JobReport, env_cache: dict[int, str], verdict_cache: dict[int
             ',"env":',
             env,
             ',"next_runs":',
-            _next_text(r.next_runs),
+            runs,
             ',"findings":[',
             ",".join(_finding_text(f.rule, str(f.severity), f.message, f.fix) for f in r.findings),
             "],",

@@ -431,8 +431,8 @@ def _job_line(
             if re.fullmatch(r"[A-Za-z]+", words[0]):
                 message += " — this reads like text: is it a comment without # at the start?"
             return _invalid(raw, number, path, Problem("too-few-fields", message, column=start + 1))
-        expr = " ".join(match.group(i) for i in range(1, 6))
-        columns = [start + match.start(i) + 1 for i in range(1, 6)]
+        expr = " ".join(match.group(1, 2, 3, 4, 5))
+        columns = [start + 1]  # the other fields' columns only matter for an error, below
         rest = match.group(6) or ""
         rest_column = start + match.start(6) + 1 if match.group(6) is not None else len(text) + 1
     expr, flavour_problems = _as_flavour_reads(expr, state.cron, columns[0])
@@ -442,6 +442,8 @@ def _job_line(
     except ScheduleError as exc:
         if quartz is not None:
             return _invalid(raw, number, path, _quartz_rejected(quartz, expr, rest_column, exc))
+        if match.re is _FIVE:
+            columns = [start + match.start(i) + 1 for i in range(1, 6)]
         column = columns[exc.index] if exc.index is not None else columns[0]
         reason = exc.reason
         if re.fullmatch(r"[A-Za-z]+", expr.split(" ", 1)[0]):
