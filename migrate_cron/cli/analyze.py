@@ -133,6 +133,7 @@ def analyze_command(
     from migrate_cron.analysis.report import analyze, read_durations
     from migrate_cron.cli.render.analyze import render_markdown, render_terminal, write_report_json
     from migrate_cron.crontab.entry import Severity
+    from migrate_cron.crontab.parser import gc_paused
     from migrate_cron.crontab.sources import load_files
     from migrate_cron.crontab.timezone import check_zone, host_timezone
 
@@ -141,24 +142,29 @@ def analyze_command(
     when = parse_now(now)
     zone = tz or host_timezone()
     check_zone(zone)
-    crontabs = load_files(files or [], hosts or [], system, file_format.value, _warn, cron.value)
-    if not crontabs:
-        raise UsageError("no crontab given: pass FILE…, '-' for stdin, or --system")
-    timings = read_durations(_read_text(durations), str(durations)) if durations else None
-    report = analyze(
-        crontabs,
-        now=when,
-        next_count=next_count,
-        durations=timings,
-        default_tz=zone,
-        cron=cron.value,
-    )
-    if as_json:
-        write_report_json(report)
-    elif markdown:
-        sys.stdout.write(render_markdown(report))
-    else:
-        render_terminal(report)
+    # Parsing, analysing and printing each build acyclic values in bulk (see gc_paused); one
+    # pause around all three spares the collector's scans of each stage's objects in between.
+    with gc_paused():
+        crontabs = load_files(
+            files or [], hosts or [], system, file_format.value, _warn, cron.value
+        )
+        if not crontabs:
+            raise UsageError("no crontab given: pass FILE…, '-' for stdin, or --system")
+        timings = read_durations(_read_text(durations), str(durations)) if durations else None
+        report = analyze(
+            crontabs,
+            now=when,
+            next_count=next_count,
+            durations=timings,
+            default_tz=zone,
+            cron=cron.value,
+        )
+        if as_json:
+            write_report_json(report)
+        elif markdown:
+            sys.stdout.write(render_markdown(report))
+        else:
+            render_terminal(report)
     if fail_on is not FailOn.never and report.reaches(Severity(fail_on.value)):
         raise typer.Exit(1)
 
