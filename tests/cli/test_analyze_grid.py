@@ -12,6 +12,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rich._wrap import divide_line
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -19,7 +22,7 @@ from rich.text import Text
 from migrate_cron.analysis import analyze
 from migrate_cron.cli.render.analyze import job_columns, job_rows
 from migrate_cron.cli.render.fit import FitOrStack
-from migrate_cron.cli.render.grid import Cell, GridColumn, Row, write_grid
+from migrate_cron.cli.render.grid import Cell, GridColumn, Row, _divide, write_grid
 from migrate_cron.crontab.parser import parse_crontab
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -139,3 +142,16 @@ def test_control_characters_and_tabs_are_shown_as_rich_shows_them() -> None:
         con2, out2 = console(width)
         write_grid(con2, "tabs", columns, lambda: iter(rows), stack_when_narrow=False)
         assert out2.getvalue() == out.getvalue(), width
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    st.lists(st.sampled_from(["a", "bb", "ccccccc", " ", "  ", "-", "/x/y/z", "é", "日本"])).map(
+        "".join
+    ),
+    st.integers(min_value=1, max_value=16),
+    st.booleans(),
+)
+def test_line_breaks_are_rich_s(text: str, width: int, fold: bool) -> None:
+    """The grid's own ``divide_line`` for one-cell characters breaks where rich's does."""
+    assert _divide(text, width, fold) == divide_line(text, width, fold=fold)
