@@ -114,8 +114,9 @@ def plan_jobs(
             schedule=job.line.schedule or "",
             category=category,
             reasons=reasons,
-            recommendation=str(verdict.recommendation),
-            policy=str(verdict.policy),
+            # The members' own values, not str() of them: a new string per item otherwise.
+            recommendation=verdict.recommendation.value,
+            policy=verdict.policy.value,
         )
         for i, (_, job, category, reasons, verdict) in enumerate(ranked, start=1)
     ]

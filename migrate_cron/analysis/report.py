@@ -138,6 +138,7 @@ def _analyze(
     # A per-line rule sees the command text, the schedule, the timezone and SHELL: the
     # same command on the same schedule (copies across hosts, files, users) is checked once.
     seen: dict[tuple[str, str, str, str | None, str | None], list[tuple[Rule, Hit]]] = {}
+    shared: dict[Hit, Hit] = {}
     for job, found in zip(jobs, own, strict=True):
         key = (
             job.command.text,
@@ -148,7 +149,11 @@ def _analyze(
         )
         line_hits = seen.get(key)
         if line_hits is None:
-            line_hits = seen[key] = _per_line_hits(job, ctx)
+            # Equal hits (most messages depend on the schedule or a wrapper, not on the whole
+            # line) become one object: 150,000 findings then share a few thousand messages.
+            line_hits = seen[key] = [
+                (rule, shared.setdefault(hit, hit)) for rule, hit in _per_line_hits(job, ctx)
+            ]
         for rule, hit in line_hits:
             found.append(rule.finding(job, hit))
     index_of = {id(job): i for i, job in enumerate(jobs)}

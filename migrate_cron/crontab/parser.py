@@ -32,7 +32,7 @@ import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from migrate_cron.crontab.entry import (
@@ -157,6 +157,8 @@ class _State:
     env: dict[str, str]
     timezone: str | None
     cron: Flavour
+    #: One string per distinct schedule: a big file repeats a few thousand over 100,000 lines.
+    schedules: dict[str, str] = field(default_factory=dict)
 
 
 @contextmanager
@@ -443,6 +445,7 @@ def _job_line(
         rest = match.group(6) or ""
         rest_column = start + match.start(6) + 1 if match.group(6) is not None else len(text) + 1
     expr, flavour_problems = _as_flavour_reads(expr, state.cron, columns[0])
+    expr = state.schedules.setdefault(expr, expr)
     quartz = _quartz_extra(rest, expr)
     try:
         _schedule(expr, state.timezone)
