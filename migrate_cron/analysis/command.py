@@ -33,6 +33,7 @@ _WRAPPERS = {
     "time": 0,
     "cronic": 0,
     "solo": 0,
+    "cronitor": 2,  # cronitor exec MONITOR-KEY command…
     "/usr/bin/flock": 1,
     "/usr/bin/timeout": 1,
     "/usr/bin/nice": 0,
@@ -119,6 +120,8 @@ def _main_words(text: str) -> list[str]:
             words = words[1:]
         if words and (words[0] in _WRAPPERS or _basename(words[0]) in _WRAPPERS):
             words = _strip_wrappers(words)
+            if len(words) == 1 and " " in words[0]:  # the command quoted as one word
+                words = _split(words[0])
         if not words:
             continue
         if _basename(words[0]) in _SKIPPED or words[0] in _KEYWORDS:
@@ -209,9 +212,18 @@ def _name(words: list[str]) -> str:
             return _slug(rest[2] if _basename(rest[1]) == "rake" else rest[1])
         return _slug(_strip_extension(script))
     if head in _FRAMEWORK_TOOLS and rest:
-        # the sub-command, not an option's value such as drush's `-r /srv/site/web`
-        sub = next((w for w in rest if "/" not in w), rest[0])
+        # The sub-command (``app:sync``, ``simplenews:spool-send``, else the first word that is
+        # not a path), never an option's value such as drush's ``-r web`` or ``-r /srv/web``.
+        sub = next((w for w in rest if ":" in w and "/" not in w), None)
+        if sub is None:
+            sub = next((w for w in rest if "/" not in w), rest[0])
         return _slug(sub if sub not in ("cron", "event") else f"{head}-{sub}")
+    if head == "find" and rest:
+        # What it cleans or looks through: ``find /var/log/app -mtime +14 -delete`` is
+        # clean-app, not "find" (the same name for every housekeeping line).
+        where = _NOT_SLUG.sub("-", _basename(rest[0].rstrip("/")).lower()).strip("-")[:50]
+        deletes = "-delete" in words or ("-exec" in words and "rm" in words)
+        return f"{'clean' if deletes else 'find'}-{where}" if where else ""
     if head == "run-parts" and rest:
         directory = rest[-1].rstrip("/")
         return _slug(_basename(directory).replace(".", "-"))
