@@ -45,6 +45,7 @@ class RuleId(StrEnum):
     PIPE_STATUS = "pipe-status"
     DISTRO_GUARD = "distro-guard"
     PLACEHOLDER = "placeholder"
+    UNSET_VARIABLE = "unset-variable"
 
 
 @dataclass(frozen=True, slots=True)
