@@ -110,7 +110,15 @@ def to_json(report: Report, with_entries: bool = True, with_plan: bool = True) -
         other.append(data)
     severities = Counter(str(f.severity) for f in report.findings)
     actions = Counter(str(r.classification.recommendation) for r in report.jobs)
-    rejected = sum(len(c.invalid) for c in report.files)
+    # Per file, once: each count walks every line (100,000 in a big file).
+    counts = {id(c): (len(c.jobs), len(c.invalid)) for c in report.files}
+    rejected = sum(invalid for _, invalid in counts.values())
+    # Verdicts are shared objects (cached per signals): ask each once whether it should move.
+    moving: dict[int, bool] = {}
+    for r in report.jobs:
+        verdict = r.classification
+        if id(verdict) not in moving:
+            moving[id(verdict)] = verdict.should_move
     return {
         "schema_version": SCHEMA_VERSION,
         "generator": f"migrate-cron {__version__}",
@@ -125,8 +133,8 @@ def to_json(report: Report, with_entries: bool = True, with_plan: bool = True) -
                 "format": c.format,
                 "format_reason": c.format_reason,
                 "lines": len(c.lines),
-                "jobs": len(c.jobs),
-                "rejected": len(c.invalid),
+                "jobs": counts[id(c)][0],
+                "rejected": counts[id(c)][1],
                 "final_newline": not c.lines or c.lines[-1].raw.endswith("\n"),
                 "ignored": c.ignored,
             }
@@ -158,7 +166,7 @@ def to_json(report: Report, with_entries: bool = True, with_plan: bool = True) -
             "recommendations": {
                 a: actions.get(a, 0) for a in ("queue", "schedule+enqueue", "keep")
             },
-            "should_move": sum(1 for r in report.jobs if r.classification.should_move),
+            "should_move": sum(1 for r in report.jobs if moving[id(r.classification)]),
         },
         "sentences": {key: text for key, text in SENTENCES},
         "rules": _rules_json(),
