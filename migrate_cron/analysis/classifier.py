@@ -29,7 +29,7 @@ class Recommendation(StrEnum):
     KEEP = "keep"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Sentence:
     id: str
     text: str
@@ -37,7 +37,7 @@ class Sentence:
     why: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Classification:
     recommendation: Recommendation
     reason: str
@@ -63,15 +63,20 @@ SENTENCES = (
 )
 FEW_MINUTES = 15
 
+# Only whether they match matters (never where or what), so the words are grouped by their
+# first letter, and a word boundary is checked after that letter (``g(?<!\wg)c`` is ``\bgc``):
+# a pattern that starts with a literal lets the regex engine skip to the positions that can
+# match instead of trying every alternative everywhere (twice as fast on real commands).
 _MAINTENANCE = re.compile(
-    r"backup|dump|clean|prune|purge|rotate|vacuum|optimi[sz]e|reindex|certbot|renew|cache|"
-    r"/tmp\b|tmpwatch|tmpreaper|-delete\b|housekeep|\bgc\b|sitemap|report|stats|logwatch|"
-    r"updatedb|apt|fstrim|scrub|ntpdate|rsnapshot|borg|restic|duplicity"
+    r"a(?:pt)|b(?:ackup|org)|c(?:ache|ertbot|lean)|d(?:ump|uplicity)|f(?:strim)|"
+    r"g(?<!\wg)c\b|h(?:ousekeep)|l(?:ogwatch)|n(?:tpdate)|o(?:ptimi[sz]e)|p(?:rune|urge)|"
+    r"r(?:otate|eindex|enew|eport|snapshot|estic)|s(?:itemap|tats|crub)|"
+    r"t(?:mpwatch|mpreaper)|u(?:pdatedb)|v(?:acuum)|/tmp\b|-delete\b"
 )
 _BACKUP = re.compile(r"backup|dump|rsnapshot|borg|restic|duplicity|snapshot")
 _PER_PERIOD = re.compile(
     r"\$\(date|`date|yesterday|--date\b|--day\b|--month\b|--period\b|--since\b|--for[-=]|"
-    r"\bdaily-|\bmonthly-|%y|%m|%d"
+    r"d(?<!\wd)aily-|m(?<!\wm)onthly-|%y|%m|%d"
 )
 _USER_FACING = re.compile(
     r"queue|pending|process|orders?\b|notif|mail|send|import|webhook|thumbnail|resize|"
@@ -79,7 +84,7 @@ _USER_FACING = re.compile(
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Signals:
     """Everything the verdict depends on; few distinct values, so verdicts are cached."""
 

@@ -33,6 +33,7 @@ _WRAPPERS = {
     "time": 0,
     "cronic": 0,
     "solo": 0,
+    "cronitor": 2,  # cronitor exec MONITOR-KEY command…
     "/usr/bin/flock": 1,
     "/usr/bin/timeout": 1,
     "/usr/bin/nice": 0,
@@ -47,7 +48,7 @@ _FRAMEWORK_TOOLS = {"artisan", "console", "drush", "wp", "magento", "manage.py",
 UNNAMED = "job"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Command:
     text: str
     lower: str
@@ -119,6 +120,8 @@ def _main_words(text: str) -> list[str]:
             words = words[1:]
         if words and (words[0] in _WRAPPERS or _basename(words[0]) in _WRAPPERS):
             words = _strip_wrappers(words)
+            if len(words) == 1 and " " in words[0]:  # the command quoted as one word
+                words = _split(words[0])
         if not words:
             continue
         if _basename(words[0]) in _SKIPPED or words[0] in _KEYWORDS:
@@ -132,12 +135,46 @@ def _split(segment: str) -> list[str]:
     ``PW='secret' php x`` is an assignment and ``php x``, never a job called ``secret``)."""
     if "'" not in segment and '"' not in segment:
         return segment.split()
-    import shlex
-
     try:
-        return shlex.split(segment)
+        return shell_words(segment)
     except ValueError:  # an unbalanced quote (cron cut the line at a %): best effort
         return [w.strip("'\"") for w in _WORD.findall(segment)]
+
+
+# ``shlex.split`` (POSIX mode) as three regular expressions: the same words (a property test
+# holds them equal), at a tenth of the cost of shlex's character-by-character state machine,
+# which was a sixth of ``analyze``'s time on a crontab full of quoted commands.
+_SHELL_BLANK = "[ \t\r\n]"
+_SHELL_WORD = re.compile(
+    rf"""{_SHELL_BLANK}*((?:[^ \t\r\n'"\\]+|\\[\s\S]|'[^']*'|"(?:[^"\\]|\\[\s\S])*")+)"""
+)
+_SHELL_PART = re.compile(r"""\\([\s\S])|'([^']*)'|"((?:[^"\\]|\\[\s\S])*)"|([^'"\\]+)""")
+_IN_DOUBLE_QUOTES = re.compile(r'\\([\\"])')
+
+
+def shell_words(text: str) -> list[str]:
+    """``shlex.split(text)``: words split at blanks, quotes and backslashes as POSIX shells
+    read them (no expansion). ValueError for an unclosed quote or a trailing backslash."""
+    words: list[str] = []
+    position = 0
+    match = _SHELL_WORD.match(text)
+    while match is not None:
+        word = match.group(1)
+        if "'" in word or '"' in word or "\\" in word:
+            word = "".join(map(_unquoted, _SHELL_PART.finditer(word)))
+        words.append(word)
+        position = match.end()
+        match = _SHELL_WORD.match(text, position)
+    if text[position:].strip(" \t\r\n"):
+        raise ValueError("No closing quotation")
+    return words
+
+
+def _unquoted(part: re.Match[str]) -> str:
+    kind = part.lastindex
+    if kind == 3:  # inside double quotes a backslash only escapes \\ and "
+        return _IN_DOUBLE_QUOTES.sub(r"\1", part.group(3))
+    return part.group(kind or 0)
 
 
 def _strip_wrappers(words: list[str]) -> list[str]:
@@ -175,9 +212,18 @@ def _name(words: list[str]) -> str:
             return _slug(rest[2] if _basename(rest[1]) == "rake" else rest[1])
         return _slug(_strip_extension(script))
     if head in _FRAMEWORK_TOOLS and rest:
-        # the sub-command, not an option's value such as drush's `-r /srv/site/web`
-        sub = next((w for w in rest if "/" not in w), rest[0])
+        # The sub-command (``app:sync``, ``simplenews:spool-send``, else the first word that is
+        # not a path), never an option's value such as drush's ``-r web`` or ``-r /srv/web``.
+        sub = next((w for w in rest if ":" in w and "/" not in w), None)
+        if sub is None:
+            sub = next((w for w in rest if "/" not in w), rest[0])
         return _slug(sub if sub not in ("cron", "event") else f"{head}-{sub}")
+    if head == "find" and rest:
+        # What it cleans or looks through: ``find /var/log/app -mtime +14 -delete`` is
+        # clean-app, not "find" (the same name for every housekeeping line).
+        where = _NOT_SLUG.sub("-", _basename(rest[0].rstrip("/")).lower()).strip("-")[:50]
+        deletes = "-delete" in words or ("-exec" in words and "rm" in words)
+        return f"{'clean' if deletes else 'find'}-{where}" if where else ""
     if head == "run-parts" and rest:
         directory = rest[-1].rstrip("/")
         return _slug(_basename(directory).replace(".", "-"))

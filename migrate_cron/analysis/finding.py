@@ -45,9 +45,10 @@ class RuleId(StrEnum):
     PIPE_STATUS = "pipe-status"
     DISTRO_GUARD = "distro-guard"
     PLACEHOLDER = "placeholder"
+    UNSET_VARIABLE = "unset-variable"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Finding:
     """One thing to act on, at ``file:line`` (``column``/``field`` for syntax errors); line 0
     means the whole file (cron ignores it)."""
@@ -72,7 +73,7 @@ class Finding:
         return f"{prefix}{self.file}:{self.line}{column}"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Hit:
     """What a rule saw on one line; ``fix`` overrides the rule's generic fix when specific."""
 

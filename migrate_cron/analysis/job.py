@@ -16,7 +16,7 @@ from migrate_cron.crontab.entry import CrontabLine
 from migrate_cron.crontab.schedule import Schedule
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Cadence:
     """How often a schedule fires, in minutes, from its fields (DST ignored)."""
 
@@ -27,7 +27,7 @@ class Cadence:
     shortest_gap: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CronJob:
     line: CrontabLine
     host: str | None

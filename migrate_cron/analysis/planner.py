@@ -35,7 +35,7 @@ class Category(StrEnum):
 _RANK: dict[Category, int] = {c: i for i, c in enumerate(Category)}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PlanItem:
     order: int  # 1-based position in the plan
     file: str
@@ -114,8 +114,9 @@ def plan_jobs(
             schedule=job.line.schedule or "",
             category=category,
             reasons=reasons,
-            recommendation=str(verdict.recommendation),
-            policy=str(verdict.policy),
+            # The members' own values, not str() of them: a new string per item otherwise.
+            recommendation=verdict.recommendation.value,
+            policy=verdict.policy.value,
         )
         for i, (_, job, category, reasons, verdict) in enumerate(ranked, start=1)
     ]

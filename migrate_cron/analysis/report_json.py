@@ -110,7 +110,15 @@ def to_json(report: Report, with_entries: bool = True, with_plan: bool = True) -
         other.append(data)
     severities = Counter(str(f.severity) for f in report.findings)
     actions = Counter(str(r.classification.recommendation) for r in report.jobs)
-    rejected = sum(len(c.invalid) for c in report.files)
+    # Per file, once: each count walks every line (100,000 in a big file).
+    counts = {id(c): (len(c.jobs), len(c.invalid)) for c in report.files}
+    rejected = sum(invalid for _, invalid in counts.values())
+    # Verdicts are shared objects (cached per signals): ask each once whether it should move.
+    moving: dict[int, bool] = {}
+    for r in report.jobs:
+        verdict = r.classification
+        if id(verdict) not in moving:
+            moving[id(verdict)] = verdict.should_move
     return {
         "schema_version": SCHEMA_VERSION,
         "generator": f"migrate-cron {__version__}",
@@ -125,8 +133,8 @@ def to_json(report: Report, with_entries: bool = True, with_plan: bool = True) -
                 "format": c.format,
                 "format_reason": c.format_reason,
                 "lines": len(c.lines),
-                "jobs": len(c.jobs),
-                "rejected": len(c.invalid),
+                "jobs": counts[id(c)][0],
+                "rejected": counts[id(c)][1],
                 "final_newline": not c.lines or c.lines[-1].raw.endswith("\n"),
                 "ignored": c.ignored,
             }
@@ -158,7 +166,7 @@ def to_json(report: Report, with_entries: bool = True, with_plan: bool = True) -
             "recommendations": {
                 a: actions.get(a, 0) for a in ("queue", "schedule+enqueue", "keep")
             },
-            "should_move": sum(1 for r in report.jobs if r.classification.should_move),
+            "should_move": sum(1 for r in report.jobs if moving[id(r.classification)]),
         },
         "sentences": {key: text for key, text in SENTENCES},
         "rules": _rules_json(),
@@ -201,9 +209,10 @@ def json_chunks(report: Report) -> Iterator[str]:
     yield '"entries":[\n'
     env_cache: dict[int, str] = {}
     verdict_cache: dict[int, str] = {}
+    runs_cache: dict[int, str] = {}
     first = True
     for r in report.jobs:
-        yield ("" if first else ",\n") + _entry_text(r, env_cache, verdict_cache)
+        yield ("" if first else ",\n") + _entry_text(r, env_cache, verdict_cache, runs_cache)
         first = False
     yield '\n],\n"plan":[\n'
     first = True
@@ -213,12 +222,21 @@ def json_chunks(report: Report) -> Iterator[str]:
     yield "\n]\n}\n"
 
 
-def _entry_text(r: JobReport, env_cache: dict[int, str], verdict_cache: dict[int, str]) -> str:
+def _entry_text(
+    r: JobReport,
+    env_cache: dict[int, str],
+    verdict_cache: dict[int, str],
+    runs_cache: dict[int, str],
+) -> str:
     job = r.job
     line = job.line
     env = env_cache.get(id(line.env))
     if env is None:
         env = env_cache[id(line.env)] = _js(line.env)
+    # Next runs are shared per schedule too; hashing aware datetimes asks for their offsets.
+    runs = runs_cache.get(id(r.next_runs))
+    if runs is None:
+        runs = runs_cache[id(r.next_runs)] = _next_text(r.next_runs)
     # Verdicts are shared objects (cached per signals); key by identity, hashing is costly.
     verdict = verdict_cache.get(id(r.classification))
     if verdict is None:
@@ -251,7 +269,7 @@ def _entry_text(r: JobReport, env_cache: dict[int, str], verdict_cache: dict[int
             ',"env":',
             env,
             ',"next_runs":',
-            _next_text(r.next_runs),
+            runs,
             ',"findings":[',
             ",".join(_finding_text(f.rule, str(f.severity), f.message, f.fix) for f in r.findings),
             "],",

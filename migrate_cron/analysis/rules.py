@@ -42,7 +42,9 @@ def _poll(job: CronJob, ctx: Context) -> Hit | None:
 
 _LOCK = re.compile(
     r"\b(flock|lockfile|lckdo|setlock|run-one|run-this-one|solo|withlock)\b|"
-    r"[\w/.-]+\.(lock|pid)\b|pidfile|--pid\b"
+    # Tried only where a path starts: from inside one it would find the same lock file, later
+    # and after rescanning the path from every position.
+    r"(?<![\w/.-])[\w/.-]+\.(lock|pid)\b|pidfile|--pid\b"
 )
 
 
@@ -313,10 +315,10 @@ def handover_words(job: CronJob) -> tuple[str, ...]:
 @lru_cache(maxsize=131072)
 def _handover_words(lower: str, program: str) -> tuple[str, ...]:
     text = _REPORTING_MAIL.sub(" ", lower) if "mail" in lower else lower
-    seen: list[str] = []
-    for word in _LETTERS.findall(text):
-        if word in _HANDOVER and word not in seen:
-            seen.append(word)
+    words = _LETTERS.findall(text)
+    if _HANDOVER.isdisjoint(words):  # most lines: no word to keep in order
+        return ()
+    seen = list(dict.fromkeys(w for w in words if w in _HANDOVER))
     if (
         seen
         and all(w in _WEAK_HANDOVER for w in seen)

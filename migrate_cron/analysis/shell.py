@@ -1,6 +1,6 @@
 """Rules about how the shell cron starts reads the command: bash-only syntax under ``/bin/sh``,
 pipelines that hide the command's exit status, guards that make a line a no-op on most hosts,
-and build-time ``@placeholder@`` tokens nobody replaced.
+build-time ``@placeholder@`` tokens nobody replaced, and variables nothing sets.
 
 Cron runs every command with ``$SHELL -c`` and ``SHELL`` is ``/bin/sh`` unless the file sets
 it (crontab(5)); on Debian and Ubuntu ``/bin/sh`` is dash, which has no ``source``, ``[[``,
@@ -119,6 +119,93 @@ def _placeholder(job: CronJob, ctx: Context) -> Hit | None:
     )
 
 
+#: What cron itself puts in a command's environment (crontab(5): SHELL, LOGNAME, HOME, PATH;
+#: USER on cronie and the BSDs; MAILTO and friends only when set) and what the shell sets.
+_PROVIDED = frozenset(
+    {
+        "HOME",
+        "LOGNAME",
+        "USER",
+        "SHELL",
+        "PATH",
+        "PWD",
+        "OLDPWD",
+        "IFS",
+        "PPID",
+        "PS1",
+        "PS2",
+        "PS4",
+        "OPTIND",
+        "OPTARG",
+        "LINENO",
+        "RANDOM",
+        "SECONDS",
+        "HOSTNAME",
+        "UID",
+        "EUID",
+        "SHLVL",
+        "HOSTTYPE",
+        "OSTYPE",
+        "MACHTYPE",
+        "PIPESTATUS",
+        "BASHPID",
+        "EPOCHSECONDS",
+        "EPOCHREALTIME",
+        "FUNCNAME",
+        "BASH",
+        "BASH_VERSION",
+        "BASH_SOURCE",
+        "BASH_REMATCH",
+        "_",
+    }
+)
+# $NAME or ${NAME…}, not after a backslash; single-quoted text is removed before the search.
+_EXPANSION = re.compile(r"(?<!\\)\$(?:\{([A-Za-z_][A-Za-z0-9_]*)([^}]?)|([A-Za-z_][A-Za-z0-9_]*))")
+# Where the command itself sets a name: NAME=…, for NAME in, read [-opts] NAME…, export/local/
+# declare/readonly NAME.
+_SETS = re.compile(
+    r"(?:^|[\s;&|(`])([A-Za-z_][A-Za-z0-9_]*)=|\bfor\s+([A-Za-z_][A-Za-z0-9_]*)\s|"
+    r"\bread\s+(?:-\w+\s+)*([A-Za-z_][\w ]*)|"
+    r"\b(?:export|local|declare|readonly|typeset)\s+(?:-\w+\s+)*([A-Za-z_][A-Za-z0-9_]*)"
+)
+_SINGLE_QUOTED = re.compile(r"'[^']*'")
+
+
+def unset_variables(command: str, env: dict[str, str]) -> list[str]:
+    """Names the command expands that neither the file (its NAME=value lines above), nor the
+    command itself, nor cron or the shell sets. ``${NAME:-default}`` and the like say what to
+    do when it is unset, so they are not counted."""
+    if "$" not in command:
+        return []
+    text = _SINGLE_QUOTED.sub("''", command) if "'" in command else command
+    used: list[str] = []
+    for braced, after, plain in _EXPANSION.findall(text):
+        name = braced or plain
+        if braced and after in (":", "-", "=", "+", "?"):
+            continue  # ${NAME:-x}, ${NAME-x}, ${NAME:=x}…: unset is handled
+        if name not in used:
+            used.append(name)
+    if not used:
+        return []
+    set_here: set[str] = set()
+    for groups in _SETS.findall(text):
+        for group in groups:
+            set_here.update(group.split())
+    return [n for n in used if n not in env and n not in _PROVIDED and n not in set_here]
+
+
+def _unset(job: CronJob, ctx: Context) -> Hit | None:
+    names = unset_variables(job.command.text, job.line.env)
+    if not names:
+        return None
+    shown = ", ".join(f"${n}" for n in names[:4])
+    return Hit(
+        f"uses {shown}, which no line above sets and cron does not provide (cron gives a "
+        "command only HOME, LOGNAME, SHELL, PATH and the file's NAME=value lines): it expands "
+        "to nothing, unless /etc/environment sets it (Debian's cron reads it through PAM)"
+    )
+
+
 SHELL_RULES: tuple[Rule, ...] = (
     Rule(
         RuleId.BASHISM,
@@ -151,5 +238,14 @@ SHELL_RULES: tuple[Rule, ...] = (
         "replace the token with the real path or value (what the package's build would have "
         "put there)",
         _placeholder,
+    ),
+    Rule(
+        RuleId.UNSET_VARIABLE,
+        Severity.WARNING,
+        "A variable the crontab never sets: cron's environment is almost empty, so it expands "
+        "to nothing.",
+        "set it above the line (NAME=value) or inside the script; a job run from the queue gets "
+        "the environment its registry entry gives it",
+        _unset,
     ),
 )

@@ -10,16 +10,21 @@ act on; ``--fail-on never`` opts out); 2 for usage errors and unreadable files.
 
 from __future__ import annotations
 
+import os
 import sys
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from migrate_cron.cli.common import JsonFlag, TzOption
 from migrate_cron.errors import UsageError
+
+if TYPE_CHECKING:
+    from rich.live import Live
+    from rich.spinner import Spinner
 
 
 class FailOn(StrEnum):
@@ -133,6 +138,7 @@ def analyze_command(
     from migrate_cron.analysis.report import analyze, read_durations
     from migrate_cron.cli.render.analyze import render_markdown, render_terminal, write_report_json
     from migrate_cron.crontab.entry import Severity
+    from migrate_cron.crontab.parser import gc_paused
     from migrate_cron.crontab.sources import load_files
     from migrate_cron.crontab.timezone import check_zone, host_timezone
 
@@ -141,24 +147,36 @@ def analyze_command(
     when = parse_now(now)
     zone = tz or host_timezone()
     check_zone(zone)
-    crontabs = load_files(files or [], hosts or [], system, file_format.value, _warn, cron.value)
-    if not crontabs:
-        raise UsageError("no crontab given: pass FILE…, '-' for stdin, or --system")
-    timings = read_durations(_read_text(durations), str(durations)) if durations else None
-    report = analyze(
-        crontabs,
-        now=when,
-        next_count=next_count,
-        durations=timings,
-        default_tz=zone,
-        cron=cron.value,
-    )
-    if as_json:
-        write_report_json(report)
-    elif markdown:
-        sys.stdout.write(render_markdown(report))
-    else:
-        render_terminal(report)
+    # Parsing, analysing and printing each build acyclic values in bulk (see gc_paused); one
+    # pause around all three spares the collector's scans of each stage's objects in between.
+    with gc_paused(), Progress(files or []) as progress:
+        crontabs = load_files(
+            files or [], hosts or [], system, file_format.value, _warn, cron.value
+        )
+        if not crontabs:
+            raise UsageError("no crontab given: pass FILE…, '-' for stdin, or --system")
+        timings = read_durations(_read_text(durations), str(durations)) if durations else None
+        lines = sum(len(c.lines) for c in crontabs)
+        progress.say(f"analysing {lines:,} lines")
+        report = analyze(
+            crontabs,
+            now=when,
+            next_count=next_count,
+            durations=timings,
+            default_tz=zone,
+            cron=cron.value,
+        )
+        if sys.stdout.isatty():
+            progress.stop()  # the output itself shows it is moving
+        else:
+            what = "JSON" if as_json else "Markdown" if markdown else "the table"
+            progress.say(f"writing {what} for {len(report.jobs):,} jobs")
+        if as_json:
+            write_report_json(report)
+        elif markdown:
+            sys.stdout.write(render_markdown(report))
+        else:
+            render_terminal(report)
     if fail_on is not FailOn.never and report.reaches(Severity(fail_on.value)):
         raise typer.Exit(1)
 
@@ -226,6 +244,68 @@ def explain_command(
     width = max(len(label) for label, _ in rows)
     for label, value in rows:
         sys.stdout.write(f"{label:>{width}}  {value}\n")
+
+
+# -- progress --------------------------------------------------------------------------------
+
+#: Input size from which a terminal gets a spinner on stderr (about 5,000 crontab lines): below
+#: it the answer comes before a spinner would have been seen.
+LONG_INPUT_BYTES = 512 * 1024
+
+
+class Progress:
+    """A spinner on stderr naming the stage of a long analysis (reading, analysing, writing),
+    shown only when stderr is a terminal and the files are big; it never touches stdout, so
+    ``--json`` and pipes are unchanged."""
+
+    def __init__(self, files: list[str]) -> None:
+        self._live: Live | None = None
+        self._spinner: Spinner | None = None
+        self._wanted = sys.stderr.isatty() and _input_size(files) >= LONG_INPUT_BYTES
+
+    def __enter__(self) -> Progress:
+        if self._wanted:
+            from rich.live import Live
+            from rich.spinner import Spinner
+
+            from migrate_cron.cli.common import stderr_console
+
+            self._spinner = Spinner("dots", "reading the crontab(s) …")
+            # Not rich's console.status: its Live takes over sys.stdout while it runs, and the
+            # report written meanwhile would land on stderr.
+            self._live = Live(
+                self._spinner,
+                console=stderr_console(),
+                transient=True,
+                redirect_stdout=False,
+                redirect_stderr=False,
+                refresh_per_second=10,
+            )
+            self._live.start()
+        return self
+
+    def say(self, stage: str) -> None:
+        if self._spinner is not None:
+            self._spinner.update(text=f"{stage} …")
+
+    def stop(self) -> None:
+        if self._live is not None:
+            self._live.stop()
+            self._live = self._spinner = None
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _input_size(files: list[str]) -> int:
+    """Bytes in the named files (a ``HOST:PATH`` label's path; stdin and missing files: 0)."""
+    total = 0
+    for name in files:
+        for path in (name, name.split(":", 1)[-1]):
+            if os.path.isfile(path):
+                total += os.path.getsize(path)
+                break
+    return total
 
 
 # -- input ---------------------------------------------------------------------------------

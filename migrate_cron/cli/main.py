@@ -20,4 +20,13 @@ def main() -> None:
         sys.exit(code)
     from migrate_cron.cli.app import main as full_cli
 
-    full_cli()
+    try:
+        full_cli()
+    finally:
+        # The process ends here. CPython's shutdown runs one last full garbage collection over
+        # every object still alive — for nothing, as the memory goes back with the process —
+        # which after ``analyze`` on a 100,000-line crontab scans a million objects (0.1 s).
+        # Frozen objects are left out of it.
+        import gc
+
+        gc.freeze()

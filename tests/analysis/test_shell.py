@@ -1,5 +1,6 @@
 """Shell rules on lines modelled on real crontabs: bash syntax under /bin/sh, pipelines that
-hide a failure, anacron/systemd guards, unreplaced @placeholder@ tokens."""
+hide a failure, anacron/systemd guards, unreplaced @placeholder@ tokens, variables nothing
+sets."""
 
 from __future__ import annotations
 
@@ -85,3 +86,32 @@ def test_unreplaced_placeholders_are_an_error() -> None:
     assert finding.severity == "error" and "@PHP_BIN@" in finding.message
     assert "placeholder" not in rules("0 1 * * * mail -s x ops@example.com admin@example.org")
     assert "placeholder" not in rules("0 1 * * * /usr/bin/notify --to=@ops")
+
+
+def test_a_variable_nothing_sets_expands_to_nothing() -> None:
+    """``cd $APP_DIR && …`` pasted from a shell where APP_DIR was exported: under cron it is
+    ``cd && …`` (the home directory), and ``-p$MYSQL_PWD`` an empty password."""
+    finding = next(
+        f
+        for f in job("*/5 * * * * cd $APP_DIR && php artisan queue:work --stop-when-empty").findings
+        if f.rule == "unset-variable"
+    )
+    assert finding.severity == "warning" and "$APP_DIR" in finding.message
+    dump = job("30 2 * * * mysqldump -u backup -p${MYSQL_PWD} shop | gzip > /backup/shop.sql.gz")
+    assert any("$MYSQL_PWD" in f.message for f in dump.findings if f.rule == "unset-variable")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "APP_DIR=/srv/app\n*/5 * * * * cd $APP_DIR && php artisan queue:work",  # set above
+        "0 3 * * * cd $HOME && ./backup.sh >> $HOME/backup.log 2>&1",  # cron sets HOME
+        "0 3 * * * sleep $((RANDOM % 60)); /usr/local/bin/report",  # arithmetic, no $
+        "0 3 * * * ${BACKUP:-/usr/local/bin/backup} --all",  # a default for unset
+        "0 3 * * * for f in /srv/in/*.csv; do /usr/local/bin/load $f; done",  # set by the loop
+        "0 3 * * * D=$(date +\\%F); tar czf /b/$D.tgz /srv",  # set on the line
+        "0 3 * * * awk '{print $1}' /var/log/app.log > /tmp/first",  # single quotes: awk's
+    ],
+)
+def test_no_unset_variable_when_something_sets_it(text: str) -> None:
+    assert "unset-variable" not in rules(text)

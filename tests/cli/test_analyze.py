@@ -278,3 +278,66 @@ def test_a_file_cron_would_reject_among_many_is_an_error(tmp_path: Path) -> None
     (finding,) = [f for f in doc["findings"] if f["rule"] == "syntax/not-a-crontab"]
     assert finding["file"] == str(script) and finding["severity"] == "error"
     assert "cron would reject" in result.stderr
+
+
+def _big_crontab(path: Path) -> Path:
+    """A crontab past ``LONG_INPUT_BYTES`` (the benchmark's generator, ~10,000 lines)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import bench_analyze
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    path.write_text(bench_analyze.generate(10_000))
+    from migrate_cron.cli.analyze import LONG_INPUT_BYTES
+
+    assert path.stat().st_size >= LONG_INPUT_BYTES
+    return path
+
+
+def test_a_long_analysis_shows_its_stage_on_a_terminal_s_stderr(tmp_path: Path) -> None:
+    """stderr a terminal (util-linux's ``script``), stdout a file: a spinner names the stages
+    on stderr and the JSON file is untouched by it."""
+    import re
+    import shlex
+    import subprocess
+
+    from tests.conftest import cli_path
+
+    big = _big_crontab(tmp_path / "big.crontab")
+    out = tmp_path / "out.json"
+    inner = (
+        f"{shlex.quote(cli_path())} analyze {shlex.quote(str(big))} --json --now {NOW} "
+        f"--tz UTC --fail-on never > {shlex.quote(str(out))}"
+    )
+    done = subprocess.run(
+        ["script", "-qec", inner, "/dev/null"], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stdout
+    terminal = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", done.stdout)
+    assert "analysing 10,000 lines" in terminal
+    assert "writing JSON for" in terminal
+    document = json.loads(out.read_text())
+    assert document["summary"]["lines"] == 10_000
+
+
+def test_no_progress_when_stderr_is_not_a_terminal(tmp_path: Path) -> None:
+    big = _big_crontab(tmp_path / "big.crontab")
+    done = run_cli("analyze", str(big), "--json", "--now", NOW, "--fail-on", "never", timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    json.loads(done.stdout)
+
+
+def test_columns_80_in_a_pipe_stacks_the_table_and_clips_nothing() -> None:
+    """COLUMNS chosen by the user is honoured in a pipe too: records, never a cut "Do"."""
+    done = run_cli("analyze", "samples/shop.crontab", "--now", NOW, env={"COLUMNS": "80"}, cwd=ROOT)
+    assert done.returncode == 1, done.stderr  # the sample has error findings
+    lines = done.stdout.splitlines()
+    assert all(len(line) <= 80 for line in lines), max(lines, key=len)
+    assert "  Do queue · missed: skip · 4/4 sentences" in lines
+    assert not [line for line in lines if line.rstrip().endswith("…")]
+    # Without COLUMNS a pipe keeps its fixed 140-column table.
+    wide = run_cli("analyze", "samples/shop.crontab", "--now", NOW, env={"COLUMNS": ""}, cwd=ROOT)
+    assert "┃ Do" in wide.stdout

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from datetime import UTC, datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from migrate_cron.analysis.report_json import to_json
@@ -16,6 +18,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from migrate_cron.analysis.report import JobReport, Report
+    from migrate_cron.cli.render.grid import Cell, GridColumn, Paragraph, Row
 
 
 _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -52,18 +55,78 @@ def rate(per_day: float) -> str:
 
 
 def _stdout_console() -> Console:
+    """A terminal's own width; piped, the width COLUMNS asks for, else a fixed 140 columns
+    (a stable layout for pipes and files; scripts use --json)."""
+    import os
+
     from rich.console import Console
 
-    return Console(highlight=False, width=None if sys.stdout.isatty() else 140)
+    chosen = sys.stdout.isatty() or os.environ.get("COLUMNS", "").isdigit()
+    return Console(highlight=False, width=None if chosen else 140)
+
+
+def job_columns() -> tuple[GridColumn, ...]:
+    # Built on call: importing rich (the grid's wrapping) would slow every --json run.
+    from migrate_cron.cli.render.grid import GridColumn
+
+    return (
+        GridColumn("Line", justify="right", style="dim"),
+        GridColumn("Schedule"),
+        GridColumn("Runs/day", justify="right"),
+        GridColumn("Next run"),
+        GridColumn("Command", fold=True, max_width=48),
+        GridColumn("Findings", min_width=20),
+        GridColumn("Do"),
+    )
+
+
+def job_rows(jobs: list[JobReport], ignored: bool) -> Iterator[Row]:
+    """One file's jobs as table rows; built on demand (twice: measured, then printed), so a
+    100,000-line crontab never holds its whole table in memory."""
+    for r in jobs:
+        line = r.job.line
+        description: Paragraph = ((r.description, "dim"),)
+        if line.timezone:
+            description += ((f" ({line.timezone})", "dim"),)
+        nxt = (
+            r.next_runs[0].astimezone(zone(r.job.timezone)).strftime("%a %m-%d %H:%M")
+            if r.next_runs
+            else "never: file ignored"
+            if ignored
+            else "at boot"
+        )
+        verdict = r.classification
+        action = str(verdict.recommendation)
+        do: Cell = (
+            ((action, _ACTION_STYLE[action]),),
+            ((f"missed: {verdict.policy}", "dim"),),
+        )
+        if verdict.should_move:
+            do += (((f"{verdict.true_sentences}/4 sentences", "bold"),),)
+        command = (line.command or "").strip()
+        shown: Paragraph = ((command if len(command) < 200 else command[:197] + "…", ""),)
+        if line.user:
+            shown = ((f"{line.user}: ", "dim"), *shown)
+        yield (
+            (((str(line.number), ""),),),
+            (((line.schedule or "", "bold"),), description),
+            (((rate(r.job.cadence.runs_per_day if r.job.cadence else 0), ""),),),
+            (((nxt, ""),),),
+            (shown,),
+            tuple(((f.rule, _SEVERITY_STYLE[str(f.severity)]),) for f in r.findings),
+            do,
+        )
 
 
 def render_terminal(report: Report) -> None:
-    from rich.table import Table
-    from rich.text import Text
+    import os
 
-    from migrate_cron.cli.render.fit import FitOrStack
+    from migrate_cron.cli.render.grid import write_grid
 
     console = _stdout_console()
+    # A width the user has (a terminal, or COLUMNS) gets stacked records when the table does
+    # not fit, never a clipped "Do" column; the fixed 140 columns of a pipe keep the table.
+    stack = console.is_terminal or os.environ.get("COLUMNS", "").isdigit()
     by_file: dict[tuple[str | None, str], list[JobReport]] = {}
     for job in report.jobs:
         by_file.setdefault((job.job.host, job.job.line.file), []).append(job)
@@ -72,54 +135,8 @@ def render_terminal(report: Report) -> None:
         title = f"{crontab.label} — {len(jobs)} jobs, {crontab.format} format"
         if crontab.ignored:
             title += " — CRON IGNORES THIS WHOLE FILE"
-        table = Table(title=title, title_justify="left", show_lines=False, expand=False)
-        table.add_column("Line", justify="right", style="dim")
-        table.add_column("Schedule")
-        table.add_column("Runs/day", justify="right")
-        table.add_column("Next run")
-        table.add_column("Command", overflow="fold", max_width=48)
-        table.add_column("Findings", min_width=20)
-        table.add_column("Do")
-        for r in jobs:
-            line = r.job.line
-            schedule = Text(line.schedule or "", style="bold")
-            schedule.append(f"\n{r.description}", style="dim")
-            if line.timezone:
-                schedule.append(f" ({line.timezone})", style="dim")
-            nxt = (
-                r.next_runs[0].astimezone(zone(r.job.timezone)).strftime("%a %m-%d %H:%M")
-                if r.next_runs
-                else "never: file ignored"
-                if crontab.ignored
-                else "at boot"
-            )
-            findings = Text()
-            for f in r.findings:
-                if findings:
-                    findings.append("\n")
-                findings.append(f.rule, style=_SEVERITY_STYLE[str(f.severity)])
-            verdict = r.classification
-            action = Text(
-                str(verdict.recommendation), style=_ACTION_STYLE[str(verdict.recommendation)]
-            )
-            action.append(f"\nmissed: {verdict.policy}", style="dim")
-            if verdict.should_move:
-                action.append(f"\n{verdict.true_sentences}/4 sentences", style="bold")
-            command = (line.command or "").strip()
-            shown = Text(f"{line.user}: ", style="dim") if line.user else Text()
-            shown.append(command if len(command) < 200 else command[:197] + "…")
-            table.add_row(
-                str(line.number),
-                schedule,
-                rate(r.job.cadence.runs_per_day if r.job.cadence else 0),
-                nxt,
-                shown,
-                findings,
-                action,
-            )
-        # A terminal narrower than the table gets stacked records, not a clipped "Do" column;
-        # piped output keeps its fixed 140-column table (scripts use --json).
-        console.print(FitOrStack(table) if console.is_terminal else table)
+        rows = partial(job_rows, jobs, crontab.ignored)
+        write_grid(console, title, job_columns(), rows, stack_when_narrow=stack)
         console.print(f"[dim]{crontab.format_reason}[/dim]")
         if crontab.format_inferred:
             console.print(
