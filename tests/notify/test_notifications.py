@@ -101,7 +101,7 @@ def stalled_smtp() -> Iterator[int]:
         listener.close()
 
 
-def run_worker(tmp_path: Path, registry: str, db_url: str, prefix: str) -> Any:
+def run_worker(tmp_path: Path, registry: str, db_url: str, prefix: str, *extra: str) -> Any:
     path = tmp_path / "migrate-cron.toml"
     path.write_text(registry)
     env = {
@@ -109,7 +109,7 @@ def run_worker(tmp_path: Path, registry: str, db_url: str, prefix: str) -> Any:
         "MIGRATE_CRON_TABLE_PREFIX": prefix,
         "MIGRATE_CRON_REGISTRY": str(path),
     }
-    return run_cli("worker", "--once", "--poll", "0.1", env=env, cwd=tmp_path, timeout=90)
+    return run_cli("worker", "--once", "--poll", "0.1", *extra, env=env, cwd=tmp_path, timeout=90)
 
 
 def test_mail_per_final_failure_none_for_empty_mailto_and_output_mode(
@@ -223,9 +223,12 @@ max_attempts = 1
 command = "true"
 """
     first = store.enqueue("failing", None, max_attempts=1).job_id
-    quick = [store.enqueue("quick", None, delay=0.5).job_id for _ in range(3)]
+    # Ready at once, behind the failing job: one runner thread takes the failure first, then
+    # the quick jobs — which would wait out the mail's timeout if sending held the runner. (A
+    # `delay` here raced the worker's start: a fast `--once` worker exited before they were due.)
+    quick = [store.enqueue("quick", None).job_id for _ in range(3)]
     started = time.monotonic()
-    done = run_worker(tmp_path, registry, db_url, table_prefix)
+    done = run_worker(tmp_path, registry, db_url, table_prefix, "--concurrency", "1")
     took = time.monotonic() - started
     assert done.returncode == 0, done.stderr
     assert store.get(first).state == "failed"
