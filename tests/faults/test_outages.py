@@ -273,7 +273,10 @@ def test_network_cut_every_connection_closed_by_the_server(
         before, slots = snapshot(sc)
         cut = cut_connections(sc.store)
         up_at = time.monotonic()
-        assert cut >= 3, "expected the workers' and the scheduler's connections"
+        # At least one process's connections: an idle process may hold none at that instant
+        # (its pool reconnects lazily after the previous round), and every process is then
+        # checked to work again below, cut or not.
+        assert cut >= 1, "the server closed no connection"
         sc.store.engine.dispose()  # ours were spared, but start clean like the others
         sc.wait_recovered(f"cut {round_ + 1}", up_at, before, slots)
     finish_and_check(sc, ("db-unavailable", "listen-lost"))
