@@ -37,7 +37,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import signal
 import statistics
 import subprocess
@@ -52,8 +51,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from benchdoc import replace_section
+
 ROOT = Path(__file__).resolve().parent.parent
-DOC = ROOT / "docs" / "benchmarks.md"
 PG = os.environ.get("MIGRATE_CRON_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 BIN = Path(sys.executable).parent
 PREFIX = "bp_"
@@ -801,13 +801,7 @@ def report(results: dict[str, list[dict[str, float]]], args: Any, loads: list[fl
 
 
 def write_section(section: str) -> None:
-    current = DOC.read_text() if DOC.exists() else "# Benchmarks\n"
-    pattern = re.compile(r"^## peers\n.*?(?=^## |\Z)", re.S | re.M)
-    if pattern.search(current):
-        current = pattern.sub(lambda _: section.rstrip("\n") + "\n\n", current)
-    else:
-        current = current.rstrip("\n") + "\n\n" + section.rstrip("\n") + "\n"
-    DOC.write_text(current.rstrip("\n") + "\n")
+    replace_section("peers", section)
 
 
 def main() -> None:

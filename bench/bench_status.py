@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -26,10 +25,10 @@ from sqlalchemy import create_engine, text
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchdoc import replace_section
+
 from migrate_cron.store import Store, open_store
 
-ROOT = Path(__file__).resolve().parent.parent
-DOC = ROOT / "docs" / "benchmarks.md"
 PG = os.environ.get("MIGRATE_CRON_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 MARIADB = os.environ.get(
     "MIGRATE_CRON_TEST_MARIADB_URL", "mariadb+pymysql://root@127.0.0.1:3306/test"
@@ -209,14 +208,7 @@ def write_section(results: list[dict[str, object]]) -> str:
         "",
     ]
     section = "\n".join(lines)
-    DOC.parent.mkdir(exist_ok=True)
-    current = DOC.read_text() if DOC.exists() else "# Benchmarks\n\n"
-    pattern = re.compile(r"^## status\n.*?(?=^## |\Z)", re.S | re.M)
-    if pattern.search(current):
-        current = pattern.sub(section + "\n", current)
-    else:
-        current = current.rstrip("\n") + "\n\n" + section + "\n"
-    DOC.write_text(current)
+    replace_section("status", section)
     return section
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import shutil
 import socket
 import statistics
@@ -30,11 +29,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_status import PG, fill, machine, server_db
+from benchdoc import replace_section
 
 from migrate_cron.store import open_store
 
-ROOT = Path(__file__).resolve().parent.parent
-DOC = ROOT / "docs" / "benchmarks.md"
 REPEAT = 15
 PAGES = ("/", "/?window=24h", "/failed", "/workers", "/schedules")
 START_TIMEOUT = 30.0
@@ -132,13 +130,7 @@ def write_section(result: dict[str, object]) -> str:
         "",
     ]
     section = "\n".join(lines)
-    current = DOC.read_text() if DOC.exists() else "# Benchmarks\n\n"
-    pattern = re.compile(r"^## web\n.*?(?=^## |\Z)", re.S | re.M)
-    if pattern.search(current):
-        current = pattern.sub(section + "\n", current)
-    else:
-        current = current.rstrip("\n") + "\n\n" + section + "\n"
-    DOC.write_text(current)
+    replace_section("web", section)
     return section
 
 

@@ -1,4 +1,5 @@
-"""One thread per worker that keeps its leases alive and, now and then, reaps other workers'.
+"""Two threads per worker: one keeps its leases alive, the other, now and then, reaps other
+workers' expired leases.
 
 Every ``interval`` seconds it extends the lease of every job in the ledger (running, waiting
 for a thread, or waiting to be written) with one fenced UPDATE. If fewer rows come back than
@@ -15,10 +16,12 @@ claim the job only after the lease ends, so the two runs never overlap while thi
 process itself runs; a worker that is frozen whole (SIGSTOP, a paused VM) can overlap by as
 long as it is frozen, as with any lease.
 
-The reaper rides along: every ``reap_interval`` each worker tries the shared ``reaper`` lease
+The reaper (``Reaper``): every ``reap_interval`` each worker tries the shared ``reaper`` lease
 (kept, never released, so at most one reap per interval across all workers) and the holder
 returns expired leases to ``open`` (or ``failed`` when out of attempts). A job whose worker
-died is back within ``lease`` + ``reap_interval`` of that worker's last heartbeat.
+died is back within ``lease`` + ``reap_interval`` of that worker's last heartbeat. It has a
+thread of its own so that a slow reap (thousands of expired leases, a lock wait, a loaded
+server) never delays the renewal of this worker's own leases, which the fence would then stop.
 """
 
 from __future__ import annotations
@@ -38,7 +41,50 @@ from migrate_cron.worker.source import WorkSource
 REAPER_LEASE = "reaper"
 
 
-class Heartbeat(threading.Thread):
+class _Every(threading.Thread):
+    """A daemon thread that calls ``tick`` every ``interval`` seconds until asked to stop,
+    surviving database outages (one log line per state change and backoff step)."""
+
+    def __init__(
+        self,
+        what: str,
+        log: WorkerLog,
+        *,
+        interval: float,
+        first_after: float,
+        outage_cap: float,
+        on_contact: Callable[[], None],
+    ) -> None:
+        super().__init__(name=f"migrate-cron-{what}", daemon=True)
+        self._what = what
+        self._log = log
+        self._interval = interval
+        self._first_after = first_after
+        self._on_contact = on_contact
+        self._stop_event = threading.Event()
+        self._outage = Outage(log, what, cap=min(outage_cap, interval))
+
+    def request_stop(self) -> None:
+        self._stop_event.set()
+
+    def tick(self) -> None:
+        raise NotImplementedError
+
+    def run(self) -> None:
+        due = time.monotonic() + self._first_after
+        while not self._stop_event.wait(max(0.0, due - time.monotonic())):
+            due = time.monotonic() + self._interval
+            try:
+                self.tick()
+                self._outage.ok()
+                self._on_contact()
+            except OUTAGE_ERRORS as exc:
+                self._outage.failed(exc)
+            except Exception as exc:
+                self._log.event("error", f"{self._what}: {type(exc).__name__}: {exc}")
+
+
+class Heartbeat(_Every):
     def __init__(
         self,
         store: WorkSource,
@@ -48,49 +94,24 @@ class Heartbeat(threading.Thread):
         *,
         interval: float,
         lease: float,
-        reap_interval: float,
         outage_cap: float = 30.0,
         on_contact: Callable[[], None] = lambda: None,
     ) -> None:
-        super().__init__(name="migrate-cron-heartbeat", daemon=True)
-        self._on_contact = on_contact
+        super().__init__(
+            "heartbeat",
+            log,
+            interval=interval,
+            first_after=interval,
+            outage_cap=outage_cap,
+            on_contact=on_contact,
+        )
         self._store = store
         self._worker_id = worker_id
         self._ledger = ledger
-        self._log = log
-        self._interval = interval
         self._lease = lease
-        self._reap_interval = reap_interval
-        self._stop_event = threading.Event()
-        self._outage = Outage(log, "heartbeat", cap=min(outage_cap, interval))
 
-    def stop(self) -> None:
-        self._stop_event.set()
-        self.join(10)
-
-    def run(self) -> None:
-        now = time.monotonic()
-        next_beat = now + self._interval
-        # Spread the first reap so workers started together do not all try at once.
-        next_reap = now + random.uniform(0, self._reap_interval)
-        while True:
-            wait = max(0.0, min(next_beat, next_reap) - time.monotonic())
-            if self._stop_event.wait(wait):
-                return
-            now = time.monotonic()
-            try:
-                if now >= next_beat:
-                    next_beat = now + self._interval
-                    self.beat()
-                if now >= next_reap:
-                    next_reap = now + self._reap_interval
-                    self.reap()
-                self._outage.ok()
-                self._on_contact()
-            except OUTAGE_ERRORS as exc:
-                self._outage.failed(exc)
-            except Exception as exc:
-                self._log.event("error", f"heartbeat: {type(exc).__name__}: {exc}")
+    def tick(self) -> None:
+        self.beat()
 
     def beat(self) -> None:
         ids = self._ledger.ids()
@@ -123,8 +144,39 @@ class Heartbeat(threading.Thread):
                 id=slot.job.id,
             )
 
+
+class Reaper(_Every):
+    """Tries the shared reaper lease every ``interval`` and, holding it, reaps (see the module
+    docstring for why this is not the heartbeat's thread)."""
+
+    def __init__(
+        self,
+        store: WorkSource,
+        worker_id: str,
+        log: WorkerLog,
+        *,
+        interval: float,
+        outage_cap: float = 30.0,
+        on_contact: Callable[[], None] = lambda: None,
+    ) -> None:
+        # The first reap at a random point of the interval, so that workers started together
+        # do not all try at once.
+        super().__init__(
+            "reaper",
+            log,
+            interval=interval,
+            first_after=random.uniform(0, interval),
+            outage_cap=outage_cap,
+            on_contact=on_contact,
+        )
+        self._store = store
+        self._worker_id = worker_id
+
+    def tick(self) -> None:
+        self.reap()
+
     def reap(self) -> None:
-        if not self._store.acquire_lease(REAPER_LEASE, self._worker_id, self._reap_interval):
+        if not self._store.acquire_lease(REAPER_LEASE, self._worker_id, self._interval):
             return
         result = self._store.reap()
         if result.reopened or result.failed:

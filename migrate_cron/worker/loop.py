@@ -6,7 +6,8 @@ Threads, and who owns what:
   room is free, and waits — on PostgreSQL LISTEN, elsewhere a bounded idle backoff — when the
   queue is empty;
 - ``concurrency`` runner threads take claimed jobs from a queue and run them (``Catalog``);
-- one heartbeat thread extends every lease this worker holds and runs the shared reaper;
+- one heartbeat thread extends every lease this worker holds, one reaper thread runs the
+  shared reaper (so a slow reap never delays a renewal);
 - one finisher thread writes outcomes in batches every few ms.
 
 The loop knows no SQL: it calls the named operations of a ``WorkSource`` (the queue's ``Store``,
@@ -43,7 +44,7 @@ from migrate_cron.worker.cancel import SHUTDOWN
 from migrate_cron.worker.catalog import Catalog
 from migrate_cron.worker.claim_size import ClaimSize
 from migrate_cron.worker.finisher import Finisher
-from migrate_cron.worker.heartbeat import Fence, Heartbeat
+from migrate_cron.worker.heartbeat import Fence, Heartbeat, Reaper
 from migrate_cron.worker.inflight import Ledger, Slot
 from migrate_cron.worker.log import WorkerLog
 from migrate_cron.worker.metrics import WorkerMetrics
@@ -127,7 +128,14 @@ class Worker:
             self.log,
             interval=settings.heartbeat,
             lease=settings.lease_seconds,
-            reap_interval=settings.reap_interval,
+            outage_cap=settings.outage_cap,
+            on_contact=self.metrics.contact,
+        )
+        self._reaper = Reaper(
+            store,
+            self.worker_id,
+            self.log,
+            interval=settings.reap_interval,
             outage_cap=settings.outage_cap,
             on_contact=self.metrics.contact,
         )
@@ -187,6 +195,7 @@ class Worker:
                 "(run `migrate-cron db upgrade`)",
             )
         self._heartbeat.start()
+        self._reaper.start()
         self._fence.start()
         self._finisher.start()
         for t in self._runners:
@@ -391,7 +400,11 @@ class Worker:
         for t in self._runners:
             t.join(0 if stuck else 2)
         self._finisher.stop(give_up_after=max(5.0, min(s.outage_cap, 30.0)))
-        self._heartbeat.stop()
+        self._heartbeat.request_stop()
+        self._reaper.request_stop()
+        until = time.monotonic() + 10  # both at once: a frozen connection costs 10 s, not 20
+        for t in (self._heartbeat, self._reaper):
+            t.join(max(0.0, until - time.monotonic()))
         self._fence.stop()
         return bool(stuck) or any(t.is_alive() for t in self._runners)
 

@@ -197,3 +197,26 @@ def read_results(path: Path) -> list[tuple[int, int]]:
         job_id, pid = line.split()
         out.append((int(job_id), int(pid)))
     return out
+
+
+def tcp_client_ports(pid: int, server_port: int) -> set[int]:
+    """The local ports of ``pid``'s open TCP connections to ``server_port`` on this machine
+    (Linux: its socket inodes from /proc/PID/fd, matched in /proc/net/tcp and tcp6). A test
+    uses them to tell which of the server's sessions belong to which process."""
+    inodes: set[str] = set()
+    with contextlib.suppress(FileNotFoundError, ProcessLookupError):  # it exited meanwhile
+        for fd in os.listdir(f"/proc/{pid}/fd"):
+            with contextlib.suppress(FileNotFoundError):  # that fd closed meanwhile
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+                if target.startswith("socket:["):
+                    inodes.add(target[8:-1])
+    ports: set[int] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(FileNotFoundError), open(table) as f:
+            for row in f.read().splitlines()[1:]:
+                fields = row.split()
+                local, remote, state, inode = fields[1], fields[2], fields[3], fields[9]
+                to_server = int(remote.split(":")[1], 16) == server_port
+                if state == "01" and inode in inodes and to_server:  # 01: ESTABLISHED
+                    ports.add(int(local.split(":")[1], 16))
+    return ports

@@ -23,12 +23,21 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from sqlalchemy.engine import make_url
 
 from migrate_cron.errors import DatabaseUnavailable
 from migrate_cron.store import Store, open_store
 from tests.conftest import IN_CI
 from tests.faults.pgserver import ThrowawayPostgres, server_bin_dir, throwaway_postgres
-from tests.faults.procs import Fleet, Proc, cli_env, read_results, wait_for, write_handler_project
+from tests.faults.procs import (
+    Fleet,
+    Proc,
+    cli_env,
+    read_results,
+    tcp_client_ports,
+    wait_for,
+    write_handler_project,
+)
 
 T = TypeVar("T")
 RECONNECT_BOUND = 10.0  # seconds from "the database answers" to "each process works again"
@@ -239,28 +248,26 @@ def test_postgresql_restart_is_logged_waited_out_and_loses_nothing(
     finish_and_check(sc, ("db-unavailable",))
 
 
-def cut_connections(store: Store) -> int:
-    """The server closes every connection to this test's database but ours."""
+def cut_connections(store: Store, ports: set[int]) -> int:
+    """The server closes the sessions whose client ports are ``ports`` (the workers' and the
+    scheduler's): ``pg_terminate_backend`` on PostgreSQL, ``KILL CONNECTION`` on MariaDB."""
     with store.engine.connect() as conn:
         if store.family == "postgresql":
-            return int(
-                conn.exec_driver_sql(
-                    "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
-                    "WHERE datname = current_database() AND pid <> pg_backend_pid()"
-                ).scalar_one()
-            )
-        ids = (
-            conn.exec_driver_sql(
-                "SELECT id FROM information_schema.PROCESSLIST "
-                "WHERE db = DATABASE() AND id <> CONNECTION_ID()"
-            )
-            .scalars()
-            .all()
-        )
-        for i in ids:
+            rows = conn.exec_driver_sql(
+                "SELECT pid, client_port FROM pg_stat_activity WHERE pid <> pg_backend_pid()"
+            ).all()
+            sessions = [(int(pid), port) for pid, port in rows if port in ports]
+            for pid, _ in sessions:
+                conn.exec_driver_sql(f"SELECT pg_terminate_backend({pid})")
+            return len(sessions)
+        rows = conn.exec_driver_sql(
+            "SELECT id, host FROM information_schema.PROCESSLIST WHERE id <> CONNECTION_ID()"
+        ).all()
+        sessions = [int(i) for i, host in rows if int(str(host).rsplit(":", 1)[-1] or 0) in ports]
+        for i in sessions:
             with contextlib.suppress(Exception):  # it went away by itself meanwhile
-                conn.exec_driver_sql(f"KILL CONNECTION {int(i)}")
-        return len(ids)
+                conn.exec_driver_sql(f"KILL CONNECTION {i}")
+        return len(sessions)
 
 
 @pytest.mark.slow
@@ -269,14 +276,25 @@ def test_network_cut_every_connection_closed_by_the_server(
     scenario: Any, db_url: str, table_prefix: str
 ) -> None:
     sc: Scenario = scenario(db_url, table_prefix)
+    server_port = make_url(db_url).port
+    assert server_port is not None
+    procs = [*sc.workers, sc.scheduler]
     for round_ in range(2):
         before, slots = snapshot(sc)
-        cut = cut_connections(sc.store)
+        # Each process holds a connection when the cut comes (after the previous round, a pool
+        # reconnects on its next use, which can be a moment away for an idle process).
+        held = wait_for(
+            lambda: (
+                by_proc
+                if all(by_proc := [tcp_client_ports(p.pid, server_port) for p in procs])
+                else None
+            ),
+            RECONNECT_BOUND,
+            f"every process to hold a connection before cut {round_ + 1}",
+        )
+        cut = cut_connections(sc.store, set().union(*held))
         up_at = time.monotonic()
-        # At least one process's connections: an idle process may hold none at that instant
-        # (its pool reconnects lazily after the previous round), and every process is then
-        # checked to work again below, cut or not.
-        assert cut >= 1, "the server closed no connection"
+        assert cut >= len(procs), f"the server closed {cut} of {sum(map(len, held))} sessions"
         sc.store.engine.dispose()  # ours were spared, but start clean like the others
         sc.wait_recovered(f"cut {round_ + 1}", up_at, before, slots)
     finish_and_check(sc, ("db-unavailable", "listen-lost"))

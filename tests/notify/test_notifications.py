@@ -234,7 +234,14 @@ command = "true"
     assert store.get(first).state == "failed"
     assert "exit code 2" in (store.get(first).last_error or "")
     assert all(store.get(i).state == "done" for i in quick)
-    # The quick jobs did not wait for the mail: they finished well before its timeout ran out.
+    # The quick jobs ran after the failure (one runner thread, the failing job first), while
+    # its mail was being tried...
+    failure = store.attempts(first)
+    assert len(failure) == 1
+    for i in quick:
+        (run,) = store.attempts(i)
+        assert run.started_at >= failure[0].finished_at, (run, failure)
+    # ...and did not wait for it: they finished well before its timeout ran out.
     failed_at = store.get(first).finished_at
     assert failed_at is not None
     for i in quick:

@@ -55,18 +55,30 @@ def test_runs_are_counted_by_kind_and_outcome_with_their_own_run_time(
 
         samples = wait_for(counted, 60, what="two nap runs counted")
         wait_for(lambda: store.get(broken).state == "failed", 30, what="the broken job failed")
+        # A run is counted when it ends, its outcome written a moment later (the finisher
+        # batches): the worker is SIGKILLed below, so wait for the writes first.
+        wait_for(
+            lambda: all(store.get(i).state == "done" for i in naps), 30, what="the naps written"
+        )
         samples = wait_for(lambda: scrape(port), 10, what="a scrape")
     finally:
         stop_process(proc)
     assert [store.get(i).state for i in naps] == ["done", "done"], log.read_text()
     assert samples[("migrate_cron_runs_total", (("kind", "broken"), ("outcome", "failed")))] == 1
-    # The run itself: 0.3 s sleeps are never under 0.1 s; how far above depends on the
-    # machine's load, so only a loose upper bound (a run is not counted twice).
+    # The run itself: the histogram holds exactly the durations the runs recorded in their
+    # history (the worker measures each run once, from its start to its end — not its wait in
+    # the queue nor the write of its outcome): 0.3 s sleeps, never under 0.1 s.
+    runs = [a for i in naps for a in store.attempts(i)]
+    assert len(runs) == 2, runs
+    took = [(a.finished_at - a.started_at).total_seconds() for a in runs]
+    assert all(t >= 0.3 for t in took), took
     hist = "migrate_cron_run_duration_seconds_bucket"
-    assert samples[(hist, (("kind", "nap"), ("le", "0.1")))] == 0
-    assert samples[(hist, (("kind", "nap"), ("le", "+Inf")))] == 2
+    for le in ("0.1", "0.5", "1.0", "+Inf"):
+        within = sum(1 for t in took if le == "+Inf" or t <= float(le))
+        assert samples[(hist, (("kind", "nap"), ("le", le)))] == within, (le, took)
     assert samples[("migrate_cron_run_duration_seconds_count", (("kind", "nap"),))] == 2
-    assert 0.6 <= samples[("migrate_cron_run_duration_seconds_sum", (("kind", "nap"),))] < 10
+    total = samples[("migrate_cron_run_duration_seconds_sum", (("kind", "nap"),))]
+    assert abs(total - sum(took)) < 0.001, (total, took)  # the history keeps microseconds
     contact = samples[("migrate_cron_worker_last_contact_timestamp_seconds", ())]
     assert started <= contact <= time.time()
     assert samples[("migrate_cron_worker_running_jobs", ())] == 0
