@@ -210,6 +210,11 @@ class StoreBase:
         """Wake idle workers after the enqueuing transaction commits (PostgreSQL only)."""
         return None
 
+    def _notify_kinds(self, conn: Connection, kinds: Sequence[str]) -> None:
+        """``_notify`` for each of ``kinds`` (a dialect may send them in one statement)."""
+        for kind in kinds:
+            self._notify(conn, kind)
+
     def listener(self) -> Listener:
         """A wake-up source for idle workers."""
         return Listener()

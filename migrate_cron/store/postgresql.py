@@ -20,6 +20,7 @@ from sqlalchemy import (
     bindparam,
     cast,
     func,
+    insert,
     literal,
     select,
     text,
@@ -31,6 +32,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from migrate_cron.store.base import Listener
 from migrate_cron.store.models import Job, JobState
 from migrate_cron.store.rows import RowClaim
+from migrate_cron.store.runs import slot_ref
 from migrate_cron.store.schema import UTCDateTime
 from migrate_cron.store.store import Store
 
@@ -321,6 +323,139 @@ class PostgresStore(Store):
     def _notify(self, conn: Connection, kind: str) -> None:
         conn.execute(
             text("SELECT pg_notify(:channel, :kind)"), {"channel": self.channel, "kind": kind}
+        )
+
+    def _notify_kinds(self, conn: Connection, kinds: Sequence[str]) -> None:
+        """All of a scheduler chunk's wake-ups in one statement (a tick's due slots are mostly
+        of different jobs: one ``pg_notify`` round trip each was most of a slot's cost)."""
+        if not kinds:
+            return
+        kind = func.unnest(bindparam("kinds", type_=ARRAY(Text))).table_valued("k").render_derived()
+        conn.execute(
+            select(func.count(func.pg_notify(bindparam("channel", type_=Text()), kind.c.k))),
+            {"kinds": list(kinds), "channel": self.channel},
+        )
+
+    def _insert_slot_rows(
+        self, conn: Connection, rows: Sequence[tuple[str, datetime, str]], now: datetime
+    ) -> None:
+        """One ``INSERT … SELECT FROM unnest(names, slots, outcomes)``: a fixed statement text
+        (prepared once) instead of a row of parameters per slot."""
+        runs = self.tables.scheduled_runs
+        given = (
+            func.unnest(
+                bindparam("names", type_=ARRAY(Text)),
+                bindparam("slots", type_=ARRAY(UTCDateTime())),
+                bindparam("outcomes", type_=ARRAY(Text)),
+            )
+            .table_valued("name", "slot", "outcome")
+            .render_derived(name="given")
+        )
+        conn.execute(
+            insert(runs).from_select(
+                ["job_name", "scheduled_for", "enqueued_at", "outcome"],
+                select(
+                    given.c.name,
+                    given.c.slot,
+                    bindparam("now", type_=UTCDateTime()),
+                    given.c.outcome,
+                ),
+            ),
+            {
+                "names": [n for n, _, _ in rows],
+                "slots": [at for _, at, _ in rows],
+                "outcomes": [o for _, _, o in rows],
+                "now": now,
+            },
+        )
+
+    def _insert_slot_jobs(
+        self, conn: Connection, slots: Sequence[tuple[str, datetime, int]], now: datetime
+    ) -> list[int]:
+        """One ``INSERT … SELECT FROM unnest(…) RETURNING id, kind, ref``; the ids are matched
+        to the slots by (kind, ref), which is unique, not by the order rows come back in."""
+        if not slots:
+            return []
+        job = self.tables.job
+        refs = [slot_ref(at) for _, at, _ in slots]
+        given = (
+            func.unnest(
+                bindparam("kinds", type_=ARRAY(Text)),
+                bindparam("refs", type_=ARRAY(Text)),
+                bindparam("slots", type_=ARRAY(UTCDateTime())),
+                bindparam("max_attempts", type_=ARRAY(Integer)),
+            )
+            .table_valued("kind", "ref", "slot", "max_attempts")
+            .render_derived(name="given")
+        )
+        now_param = bindparam("now", type_=UTCDateTime())
+        stmt = (
+            insert(job)
+            .from_select(
+                [
+                    "kind",
+                    "ref",
+                    "payload",
+                    "state",
+                    "attempts",
+                    "max_attempts",
+                    "run_at",
+                    "scheduled_for",
+                    "created_at",
+                ],
+                select(
+                    given.c.kind,
+                    given.c.ref,
+                    cast(literal("null"), JSONB),  # as the portable insert stores None
+                    literal(JobState.OPEN.value),
+                    literal(0),
+                    given.c.max_attempts,
+                    now_param,
+                    given.c.slot,
+                    now_param,
+                ),
+            )
+            .returning(job.c.id, job.c.kind, job.c.ref)
+        )
+        made = {
+            (row.kind, row.ref): int(row.id)
+            for row in conn.execute(
+                stmt,
+                {
+                    "kinds": [n for n, _, _ in slots],
+                    "refs": refs,
+                    "slots": [at for _, at, _ in slots],
+                    "max_attempts": [m for _, _, m in slots],
+                    "now": now,
+                },
+            )
+        }
+        return [made[(name, ref)] for (name, _, _), ref in zip(slots, refs, strict=True)]
+
+    def _link_slots(self, conn: Connection, links: Sequence[tuple[str, datetime, int]]) -> None:
+        """One ``UPDATE … FROM unnest(names, slots, ids)`` for the whole chunk instead of one
+        UPDATE per slot row."""
+        if not links:
+            return
+        runs = self.tables.scheduled_runs
+        given = (
+            func.unnest(
+                bindparam("names", type_=ARRAY(Text)),
+                bindparam("slots", type_=ARRAY(UTCDateTime())),
+                bindparam("ids", type_=ARRAY(BigInteger)),
+            )
+            .table_valued("name", "slot", "id")
+            .render_derived(name="given")
+        )
+        conn.execute(
+            update(runs)
+            .where(runs.c.job_name == given.c.name, runs.c.scheduled_for == given.c.slot)
+            .values(job_id=given.c.id),
+            {
+                "names": [n for n, _, _ in links],
+                "slots": [at for _, at, _ in links],
+                "ids": [i for _, _, i in links],
+            },
         )
 
     def listener(self) -> Listener:

@@ -28,6 +28,11 @@ from migrate_cron.store.models import (
 )
 
 
+def slot_ref(slot: datetime) -> str:
+    """The ``ref`` of a slot's job: its UTC time, so (kind, ref) is unique per slot too."""
+    return slot.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
 class RunOps(JobOps):
     """Slot bookkeeping for scheduled jobs."""
 
@@ -148,51 +153,18 @@ class RunOps(JobOps):
         # Slot rows first, then jobs, then the link: the order ``enqueue_run`` takes its locks
         # in, so a bulk writer and a single one wait for each other instead of deadlocking.
         if fresh:
-            conn.execute(
-                insert(runs),
-                [
-                    {
-                        "job_name": name,
-                        "scheduled_for": slot,
-                        "enqueued_at": now,
-                        "outcome": "skipped" if name in busy else "enqueued",
-                    }
-                    for name, slot in fresh
-                ],
+            self._insert_slot_rows(
+                conn,
+                [(name, slot, "skipped" if name in busy else "enqueued") for name, slot in fresh],
+                now,
             )
-        job_ids = self._insert_jobs(
-            conn,
-            [
-                {
-                    "kind": name,
-                    "ref": slot.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
-                    "payload": None,
-                    "state": JobState.OPEN,
-                    "attempts": 0,
-                    "max_attempts": fresh[(name, slot)],
-                    "run_at": now,
-                    "scheduled_for": slot,
-                    "created_at": now,
-                }
-                for name, slot in enqueued
-            ],
+        job_ids = self._insert_slot_jobs(
+            conn, [(name, slot, fresh[(name, slot)]) for name, slot in enqueued], now
         )
         ids = dict(zip(enqueued, job_ids, strict=True))
         if ids:
-            conn.execute(
-                update(runs)
-                .where(
-                    runs.c.job_name == bindparam("slot_name"),
-                    runs.c.scheduled_for == bindparam("slot_at"),
-                )
-                .values(job_id=bindparam("slot_job")),
-                [
-                    {"slot_name": name, "slot_at": slot, "slot_job": job_id}
-                    for (name, slot), job_id in ids.items()
-                ],
-            )
-        for kind in sorted({name for name, _ in enqueued}):
-            self._notify(conn, kind)
+            self._link_slots(conn, [(name, slot, job_id) for (name, slot), job_id in ids.items()])
+        self._notify_kinds(conn, sorted({name for name, _ in enqueued}))
         results: list[RunResult] = []
         for key in keys:
             if key in known:
@@ -203,12 +175,42 @@ class RunOps(JobOps):
             known[key] = RunResult(False, made.job_id, made.outcome)  # a repeat in the chunk
         return results
 
-    def _insert_jobs(self, conn: Connection, rows: list[dict[str, Any]]) -> list[int]:
-        """Insert job rows, returning their ids in the rows' order: one multi-row statement
-        where the driver can return ids in order (PostgreSQL, SQLite, MariaDB), else one
-        insert per row (MySQL) in the same transaction."""
-        if not rows:
+    def _insert_slot_rows(
+        self, conn: Connection, rows: Sequence[tuple[str, datetime, str]], now: datetime
+    ) -> None:
+        """Insert (job_name, scheduled_for, outcome) slot rows enqueued at ``now``; a dialect
+        may send them as one statement of arrays."""
+        conn.execute(
+            insert(self.tables.scheduled_runs),
+            [
+                {"job_name": name, "scheduled_for": slot, "enqueued_at": now, "outcome": outcome}
+                for name, slot, outcome in rows
+            ],
+        )
+
+    def _insert_slot_jobs(
+        self, conn: Connection, slots: Sequence[tuple[str, datetime, int]], now: datetime
+    ) -> list[int]:
+        """Insert the ready job of each (job_name, scheduled_for, max_attempts) slot, returning
+        their ids in the slots' order: one multi-row statement where the driver can return ids
+        in order (PostgreSQL, SQLite, MariaDB), else one insert per row (MySQL) in the same
+        transaction."""
+        if not slots:
             return []
+        rows = [
+            {
+                "kind": name,
+                "ref": slot_ref(slot),
+                "payload": None,
+                "state": JobState.OPEN,
+                "attempts": 0,
+                "max_attempts": max_attempts,
+                "run_at": now,
+                "scheduled_for": slot,
+                "created_at": now,
+            }
+            for name, slot, max_attempts in slots
+        ]
         job = self.tables.job
         if conn.dialect.insert_executemany_returning_sort_by_parameter_order:
             stmt = insert(job).returning(job.c.id, sort_by_parameter_order=True)
@@ -219,6 +221,20 @@ class RunOps(JobOps):
             assert inserted is not None
             ids.append(int(inserted[0]))
         return ids
+
+    def _link_slots(self, conn: Connection, links: Sequence[tuple[str, datetime, int]]) -> None:
+        """Point each (job_name, scheduled_for) slot row at its job id: one UPDATE per row here
+        (the driver's executemany); a dialect may do it in one statement."""
+        runs = self.tables.scheduled_runs
+        conn.execute(
+            update(runs)
+            .where(
+                runs.c.job_name == bindparam("slot_name"),
+                runs.c.scheduled_for == bindparam("slot_at"),
+            )
+            .values(job_id=bindparam("slot_job")),
+            [{"slot_name": n, "slot_at": at, "slot_job": i} for n, at, i in links],
+        )
 
     def _enqueue_run(
         self,
@@ -270,7 +286,7 @@ class RunOps(JobOps):
             conn,
             kind or job_name,
             payload,
-            slot.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+            slot_ref(slot),
             None,
             None,
             max_attempts,

@@ -385,6 +385,33 @@ def test_enqueue_runs_in_bulk_matches_slot_by_slot(store: Store) -> None:
     assert store.enqueue_run("a", t + timedelta(minutes=1)).job_id == got[1].job_id
 
 
+def test_a_bulk_written_slot_job_is_the_job_a_single_write_makes(store: Store) -> None:
+    """Field by field (payload, state, refs, times, the slot row's link): the bulk path —
+    one statement of arrays per table on PostgreSQL — writes what ``enqueue_run`` writes."""
+    t = datetime(2026, 3, 1, 12, tzinfo=UTC)
+    single = store.enqueue_run("one", t, max_attempts=5)
+    bulk = store.enqueue_runs([(f"many{i}", t + timedelta(minutes=i), 5) for i in range(3)])
+    assert all(r.created and r.outcome == "enqueued" for r in bulk)
+
+    def shape(job_id: int | None, name: str) -> tuple[object, ...]:
+        job = store.get(job_id)  # type: ignore[arg-type]
+        assert job is not None
+        (run,) = store.runs(name)
+        assert run["job_id"] == job_id and run["outcome"] == "enqueued"
+        # Ready at once (the single path on SQLite reads the clock twice: microseconds apart).
+        assert job.run_at is not None and job.created_at is not None
+        assert abs(job.run_at - job.created_at) < timedelta(seconds=1)
+        return (job.payload, job.state, job.attempts, job.max_attempts, job.last_error)
+
+    assert shape(single.job_id, "one") == (None, "open", 0, 5, None)
+    for i, r in enumerate(bulk):
+        assert shape(r.job_id, f"many{i}") == shape(single.job_id, "one")
+        job = store.get(r.job_id)  # type: ignore[arg-type]
+        assert job is not None and job.kind == f"many{i}"
+        assert job.ref == (t + timedelta(minutes=i)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        assert job.scheduled_for == t + timedelta(minutes=i)
+
+
 def test_enqueue_runs_falls_back_when_a_key_was_taken_meanwhile(store: Store) -> None:
     """A job with the slot's key exists but no slot row (another writer is half-way): the
     bulk insert is refused by the unique key and the chunk is written slot by slot."""
