@@ -5,8 +5,10 @@ fixes, Markdown for a ticket, and the JSON documents (big reports streamed one e
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -158,11 +160,15 @@ def _print_findings(console: Console, report: Report) -> None:
     console.print("[bold]Findings[/bold] — what to do")
     grid = Table.grid(padding=(0, 1))
     grid.add_column(justify="right", no_wrap=True)
-    grid.add_column()
+    # Folded, never cut: a location longer than the column keeps its line number.
+    grid.add_column(overflow="fold")
+    here = os.getcwd() + os.sep
     for f in report.findings[:300]:
         style = _SEVERITY_STYLE[str(f.severity)]
         body = Text()
-        body.append(f.location, style="bold")
+        # Under the current directory, relative (as a compiler shows what it was given).
+        shown = replace(f, file=f.file[len(here) :]) if f.file.startswith(here) else f
+        body.append(shown.location, style="bold")
         body.append(f" {f.rule}", style=style)
         body.append(f"  {f.message}\n")
         body.append("fix: ", style="bold green")
