@@ -7,9 +7,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Protocol
 
 from migrate_cron.clock import Clock
+from migrate_cron.config import validate_prefix
 from migrate_cron.store.models import (
     CleanupResult,
     EnqueueResult,
@@ -37,7 +39,9 @@ __all__ = [
     "ReapResult",
     "RunResult",
     "SlotStatus",
+    "SlotWriter",
     "Store",
+    "open_slot_writer",
     "open_store",
 ]
 
@@ -58,7 +62,6 @@ def open_store(
     url: str, prefix: str = "", clock: Clock | None = None, **engine_kwargs: Any
 ) -> Store:
     """Open a Store for ``url``. Nothing connects until the first operation."""
-    from migrate_cron.config import validate_prefix
     from migrate_cron.store.engine import dialect_family, make_engine
 
     engine = make_engine(url, **engine_kwargs)
@@ -81,3 +84,61 @@ def open_store(
     raise UsageError(
         f"unsupported database {engine.dialect.name!r}: use PostgreSQL, MySQL/MariaDB or SQLite"
     )
+
+
+class SlotWriter(Protocol):
+    """What ``enqueue`` writes a cron slot through: a ``Store``, or ``store.direct``'s writer."""
+
+    def enqueue_run(
+        self, job_name: str, scheduled_for: datetime, *, max_attempts: int,
+        skip_if_running: bool = False,
+    ) -> RunResult: ...  # fmt: skip
+
+    def dispose(self) -> None: ...
+
+
+def open_slot_writer(url: str, prefix: str = "") -> SlotWriter:
+    """The writer for ``enqueue`` from cron: ``store.direct`` (the driver alone, no
+    SQLAlchemy) when it fully understands ``url``, else the Store. A call the direct writer
+    cannot serve (``direct.Unsupported``: nothing was written) goes to the Store, and so does
+    every later call of this writer."""
+    from migrate_cron.store.direct import Unsupported, open_writer
+
+    try:
+        direct = open_writer(url, validate_prefix(prefix))
+    except Unsupported:
+        return open_store(url, prefix=prefix)
+    return _FallbackWriter(direct, url, prefix)
+
+
+class _FallbackWriter:
+    """The direct writer until it raises ``Unsupported``, the Store from then on."""
+
+    def __init__(self, direct: SlotWriter, url: str, prefix: str) -> None:
+        self._writer = direct
+        self._url = url
+        self._prefix = prefix
+        self._fell_back = False
+
+    def enqueue_run(
+        self, job_name: str, scheduled_for: datetime, *, max_attempts: int,
+        skip_if_running: bool = False,
+    ) -> RunResult:  # fmt: skip
+        from migrate_cron.store.direct import Unsupported
+
+        if not self._fell_back:
+            try:
+                return self._writer.enqueue_run(
+                    job_name, scheduled_for, max_attempts=max_attempts,
+                    skip_if_running=skip_if_running,
+                )  # fmt: skip
+            except Unsupported:
+                self._writer.dispose()
+                self._writer = open_store(self._url, prefix=self._prefix)
+                self._fell_back = True
+        return self._writer.enqueue_run(
+            job_name, scheduled_for, max_attempts=max_attempts, skip_if_running=skip_if_running
+        )
+
+    def dispose(self) -> None:
+        self._writer.dispose()
