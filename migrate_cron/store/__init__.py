@@ -1,31 +1,32 @@
 """The only package with SQL. ``open_store(url)`` picks the implementation for the dialect.
 
-``Store`` and ``Listener`` load lazily: the CLI imports the value types of ``store.models``
-(``JobState`` …) at start-up, and must not pay for SQLAlchemy until it talks to a database
-(a ``worker --help`` or an ``enqueue`` from cron starts in a quarter of a second, not half).
+Every name loads lazily (``_LAZY``): ``Store`` and ``Listener`` because the CLI must not pay
+for SQLAlchemy until it talks to a database (a ``worker --help`` starts in a quarter of a
+second, not half); the value types because ``enqueue`` from cron (``direct.py``) needs only
+``RunResult`` of them, and importing this package is the first thing it does.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-from migrate_cron.clock import Clock
 from migrate_cron.config import validate_prefix
-from migrate_cron.store.models import (
-    CleanupResult,
-    EnqueueResult,
-    Job,
-    JobState,
-    KindStatus,
-    QueueStatus,
-    ReapResult,
-    RunResult,
-    SlotStatus,
-)
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
+    from migrate_cron.clock import Clock
     from migrate_cron.store.base import Listener
+    from migrate_cron.store.models import (
+        CleanupResult,
+        Job,
+        JobState,
+        KindStatus,
+        QueueStatus,
+        ReapResult,
+        SlotStatus,
+    )
+    from migrate_cron.store.results import EnqueueResult, RunResult
     from migrate_cron.store.store import Store
 
 __all__ = [
@@ -45,17 +46,29 @@ __all__ = [
     "open_store",
 ]
 
+#: Where each exported name is defined, imported on first use.
+_LAZY = {
+    "CleanupResult": "migrate_cron.store.models",
+    "Job": "migrate_cron.store.models",
+    "JobState": "migrate_cron.store.models",
+    "KindStatus": "migrate_cron.store.models",
+    "QueueStatus": "migrate_cron.store.models",
+    "ReapResult": "migrate_cron.store.models",
+    "SlotStatus": "migrate_cron.store.models",
+    "EnqueueResult": "migrate_cron.store.results",
+    "RunResult": "migrate_cron.store.results",
+    "Store": "migrate_cron.store.store",
+    "Listener": "migrate_cron.store.base",
+}
+
 
 def __getattr__(name: str) -> Any:
-    if name == "Store":
-        from migrate_cron.store.store import Store
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
 
-        return Store
-    if name == "Listener":
-        from migrate_cron.store.base import Listener
-
-        return Listener
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_module(module), name)
 
 
 def open_store(

@@ -35,7 +35,7 @@ from typing import Any
 from migrate_cron.config import mask_url, normalize_url, validate_prefix
 from migrate_cron.errors import DatabaseUnavailable, SchemaMissing
 from migrate_cron.store import timeouts
-from migrate_cron.store.models import RunResult
+from migrate_cron.store.results import RunResult
 
 
 class Unsupported(Exception):
