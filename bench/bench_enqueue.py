@@ -5,7 +5,14 @@ enqueue` writes. Each case runs the lean path (the installed command: `cli.lean`
 Rich) and the full Typer CLI (`cli.app.main`, what every call cost before the lean path),
 alternating call by call so both see the same machine load. Next to `migrate-cron --version`,
 the floor of starting Python and the Typer CLI, and each path's imports (`python -X
-importtime`). Writes its block of the "## scheduler and enqueue" section of docs/benchmarks.md.
+importtime`).
+
+Then issue 18's target: the median wall time of the cron line at most 150 ms above `python -c
+"import sqlite3"` (the interpreter's own start, measured in the same run). The installed
+command (the lean path writing through `store/direct.py`, no SQLAlchemy), the same lean
+command line writing through the Store (SQLAlchemy: what the lean path did before), and the
+baseline alternate call by call; wall and CPU (user + system) medians, and the differences.
+Writes its block of the "## scheduler and enqueue" section of docs/benchmarks.md.
 
     python bench/bench_enqueue.py [--calls 15] [--backends sqlite,postgresql,mariadb]
 """
@@ -36,6 +43,21 @@ FULL = [
     "-c",
     "import sys; from migrate_cron.cli.app import main; sys.argv[0] = 'migrate-cron'; main()",
 ]
+#: The baseline of the target: starting the same interpreter and importing sqlite3.
+BASELINE = [sys.executable, "-c", "import sqlite3"]
+#: The lean command line through the Store (SQLAlchemy), as the lean path wrote before.
+LEAN_STORE = [
+    sys.executable,
+    "-c",
+    "import os, sys\n"
+    "from migrate_cron.cli.lean import parse\n"
+    "from migrate_cron.cli.producer import enqueue_slot\n"
+    "a = parse(sys.argv[1:], os.environ)\n"
+    "sys.exit(enqueue_slot(a.name, slot=a.slot, quiet=a.quiet, as_json=False,\n"
+    "    database_url=a.database_url, table_prefix=a.table_prefix, registry=a.registry,\n"
+    "    spool_dir=a.spool_dir))",
+]
+TARGET_MS = 150
 REGISTRY = '[jobs.invoices]\nschedule = "*/5 * * * *"\ncommand = "true"\n'
 CASES = ("new", "same", "cron")
 
@@ -103,6 +125,7 @@ def bench_backend(
         out: dict[str, dict[str, list[tuple[float, float]]]] = {
             case: {"lean": [], "full": []} for case in CASES
         }
+        out["target"] = {"baseline": [], "direct": [], "store": []}
         minute = 0
         for _ in range(calls):
             for path, cmd in (("lean", LEAN), ("full", FULL)):
@@ -112,12 +135,54 @@ def bench_backend(
                 same = ["enqueue", "invoices", "--slot", base.isoformat()]
                 out["same"][path].append(timed(cmd, same, env))
                 out["cron"][path].append(timed(cmd, cron, env))
+        for _ in range(calls):  # the target: cron line vs the interpreter's start, interleaved
+            out["target"]["baseline"].append(timed(BASELINE, [], env))
+            out["target"]["direct"].append(timed(LEAN, cron, env))
+            out["target"]["store"].append(timed(LEAN_STORE, cron, env))
         assert store.count_jobs(kind="invoices") <= 2 * calls + 3
         imp = {"lean": imports(LEAN, cron, env), "full": imports(FULL, cron, env)}
         return out, imp
     finally:
         store.drop_schema()
         store.dispose()
+
+
+def median_ms(samples: list[tuple[float, float]], which: int) -> float:
+    return statistics.median(s[which] for s in samples) * 1000
+
+
+def target_lines(
+    results: dict[str, tuple[dict[str, dict[str, list[tuple[float, float]]]], object]],
+    calls: int,
+    load: float,
+) -> list[str]:
+    """Issue 18's target: the cron line's median wall time minus the baseline's."""
+    lines = [
+        "",
+        f"Target (issue 18): the cron line's median wall time at most {TARGET_MS} ms above "
+        '`python -c "import sqlite3"` (same interpreter), measured in the same run: the '
+        "baseline, the installed cron line (*direct*: `store/direct.py`, the driver alone) and "
+        "the same lean command line through the Store (*Store*: SQLAlchemy, what the lean path "
+        f"did before) alternate call by call, {calls} calls each (slot `auto`: already "
+        f"enqueued). Wall / CPU medians; 1-minute load average up to {load:.1f}.",
+        "",
+        "| backend | baseline | direct | direct − baseline | target met | Store | "
+        "Store − baseline |",
+        "|---|---:|---:|---:|---|---:|---:|",
+    ]
+    for backend, (r, _) in results.items():
+        t = r["target"]
+        base = (median_ms(t["baseline"], 0), median_ms(t["baseline"], 1))
+        direct = (median_ms(t["direct"], 0), median_ms(t["direct"], 1))
+        via = (median_ms(t["store"], 0), median_ms(t["store"], 1))
+        met = "yes" if direct[0] - base[0] <= TARGET_MS else "no"
+        lines.append(
+            f"| {backend} | {base[0]:.0f} / {base[1]:.0f} ms | {direct[0]:.0f} / {direct[1]:.0f} "
+            f"ms | +{direct[0] - base[0]:.0f} / +{direct[1] - base[1]:.0f} ms | {met} | "
+            f"{via[0]:.0f} / {via[1]:.0f} ms | +{via[0] - base[0]:.0f} / +{via[1] - base[1]:.0f} "
+            "ms |"
+        )
+    return lines
 
 
 def main() -> None:
@@ -152,7 +217,8 @@ def main() -> None:
         f"`python bench/bench_enqueue.py`: the installed command per call, median / p95 wall "
         f"time of {args.calls} calls each (process start, registry, schedule, connect, one "
         "transaction), and median CPU (user + system). *lean* = the installed command, which "
-        "serves a plain `enqueue NAME` without Typer or Rich (`cli/lean.py`); *full* = the same "
+        "serves a plain `enqueue NAME` without Typer or Rich (`cli/lean.py`) and writes through "
+        "the driver alone, without SQLAlchemy (`store/direct.py`); *full* = the same "
         "command line through the Typer CLI (`cli.app.main`), what every call cost before. The "
         "two alternate call by call. *cron line* = the line `migrate --to enqueue` writes "
         "(`enqueue NAME --quiet --registry … --database-url … --table-prefix …`, slot `auto`: "
@@ -167,7 +233,7 @@ def main() -> None:
     ]
     label = {"new": "new slot", "same": "same slot again (no-op)", "cron": "cron line"}
     for backend, (r, _) in results.items():
-        for case in CASES:
+        for case in CASES:  # (r["target"] is reported below)
             cells = []
             for path in ("full", "lean"):
                 wall = stats([w for w, _ in r[case][path]])
@@ -188,6 +254,7 @@ def main() -> None:
             f"| {backend} | {full[0]:.0f} ms, {full[1]} modules | {lean[0]:.0f} ms, "
             f"{lean[1]} modules | {'yes' if lean[2] else 'no'} |"
         )
+    lines += target_lines(results, args.calls, load)
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_write:

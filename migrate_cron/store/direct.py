@@ -35,6 +35,7 @@ from typing import Any
 from migrate_cron.config import mask_url, normalize_url, validate_prefix
 from migrate_cron.errors import DatabaseUnavailable, SchemaMissing
 from migrate_cron.store import timeouts
+from migrate_cron.store.faults import dbapi_class, first_line, names_missing_table
 from migrate_cron.store.results import RunResult
 
 
@@ -42,35 +43,15 @@ class Unsupported(Exception):
     """This call needs the Store (nothing was written)."""
 
 
-#: What the driver's error class is called in SQLAlchemy's vocabulary decides what the Store
-#: makes of it (``StoreBase.translate``); the first of these names in the class's MRO wins, as
-#: in SQLAlchemy's ``DBAPIError.instance``.
-_DBAPI_NAMES = (
-    "InterfaceError",
-    "DatabaseError",
-    "DataError",
-    "OperationalError",
-    "IntegrityError",
-    "InternalError",
-    "ProgrammingError",
-    "NotSupportedError",
-)
-_MISSING_TABLE_MARKERS = (
-    "no such table",
-    "does not exist",
-    "doesn't exist",
-    "undefinedtable",
-    "1146",
-)
-
 #: libpq connection parameters a PostgreSQL URL may carry (SQLAlchemy hands them to psycopg as
-#: they are; we hand the URL to libpq). Any other parameter goes to the Store.
+#: they are; we hand the URL to libpq). Any other parameter goes to the Store, and so does a
+#: ``host`` that is not a socket directory (SQLAlchemy splits ``host=h:port`` itself).
 _PG_PARAMS = frozenset(
     {
         "application_name", "channel_binding", "client_encoding", "connect_timeout",
-        "gssencmode", "host", "hostaddr", "keepalives", "keepalives_count",
+        "gssencmode", "host", "keepalives", "keepalives_count",
         "keepalives_idle", "keepalives_interval", "krbsrvname", "load_balance_hosts",
-        "options", "passfile", "port", "require_auth", "service", "sslcert",
+        "options", "passfile", "require_auth", "service", "sslcert",
         "sslcompression", "sslcrl", "sslkey", "sslmode", "sslnegotiation", "sslpassword",
         "sslrootcert", "target_session_attrs", "tcp_user_timeout",
     }
@@ -270,15 +251,13 @@ class DirectWriter:
             raise self._translate(exc) from exc
 
     def _translate(self, exc: Exception) -> Exception:
-        kind = _dbapi_name(exc)
+        kind = dbapi_class(exc)
         if kind is None:
             raise exc  # not a driver error: a bug, shown as such
-        text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        lowered = f"{type(exc).__name__} {text}".lower()
-        missing = any(marker in lowered for marker in _MISSING_TABLE_MARKERS) and (
-            "table" in lowered or "relation" in lowered
-        )
-        if kind in ("OperationalError", "InterfaceError", "ProgrammingError") and missing:
+        text = first_line(exc)
+        if kind in ("OperationalError", "InterfaceError", "ProgrammingError") and (
+            names_missing_table(exc)
+        ):
             return SchemaMissing(
                 f"the queue tables are missing in {self._url_safe()} ({mask_url(text)}); "
                 "run `migrate-cron db upgrade` first"
@@ -297,13 +276,6 @@ class DirectWriter:
         from migrate_cron.store.engine import display_url
 
         return display_url(self.url)
-
-
-def _dbapi_name(exc: BaseException) -> str | None:
-    for cls in type(exc).__mro__:
-        if cls.__name__ in _DBAPI_NAMES:
-            return cls.__name__
-    return None
 
 
 def _error_code(exc: BaseException) -> Any:
@@ -361,7 +333,9 @@ def _postgresql_connector(rest: str) -> Callable[[], Any]:
     port = location.partition("/")[0].rpartition("@")[2].partition(":")[2]
     if any(c in location for c in ",[") or "+" in query or not (port.isdigit() or not port):
         raise Unsupported("postgresql URL")  # several hosts, IPv6, '+' read as space, bad port
-    _check_params(query, _PG_PARAMS)
+    for key, value in _check_params(query, _PG_PARAMS):
+        if key == "host" and not (value.startswith("/") and not any(c in value for c in ":,")):
+            raise Unsupported("postgresql host parameter")
     conninfo = f"postgresql://{rest}"
 
     def connect() -> Any:
@@ -419,7 +393,9 @@ def _mysql_connector(rest: str) -> Callable[[], Any]:
     return connect
 
 
-def _check_params(query: str, known: frozenset[str]) -> None:
+def _check_params(query: str, known: frozenset[str]) -> list[tuple[str, str]]:
+    """The query's (name, value) pairs; ``Unsupported`` unless each name is ``known`` and
+    given once."""
     from urllib.parse import parse_qsl
 
     try:
@@ -429,3 +405,4 @@ def _check_params(query: str, known: frozenset[str]) -> None:
     names = [k for k, _ in pairs]
     if len(set(names)) != len(names) or not set(names) <= known:
         raise Unsupported("query parameter")
+    return pairs
