@@ -15,6 +15,7 @@ baseline alternate call by call; wall and CPU (user + system) medians, and the d
 Writes its block of the "## scheduler and enqueue" section of docs/benchmarks.md.
 
     python bench/bench_enqueue.py [--calls 15] [--backends sqlite,postgresql,mariadb]
+    python bench/bench_enqueue.py --breakdown [--calls 10]   # where the cron line's time goes
 """
 
 from __future__ import annotations
@@ -185,14 +186,78 @@ def target_lines(
     return lines
 
 
+#: The modules the cron line loads besides the driver and croniter (``--breakdown``).
+OUR_MODULES = (
+    "sqlite3, threading, migrate_cron.cli.main, migrate_cron.cli.lean, migrate_cron.cli.producer, "
+    "migrate_cron.registry, migrate_cron.scheduler.slot, migrate_cron.crontab.schedule, "
+    "migrate_cron.spool, migrate_cron.store.direct"
+)
+DRIVERS = {"sqlite": "sqlite3", "postgresql": "psycopg", "mariadb": "pymysql"}
+
+
+def breakdown(calls: int, backends: list[str], tmp: Path) -> str:
+    """Where the cron line's time goes: cumulative steps (the interpreter, our modules,
+    croniter, the driver's import, the whole call), interleaved call by call; printed only."""
+    env = {k: v for k, v in os.environ.items() if k != "MIGRATE_CRON_DEBUG"}
+    py = [sys.executable, "-c"]
+    steps: dict[str, list[str]] = {
+        'python -c "import sqlite3"': [*py, "import sqlite3"],
+        "+ our modules": [*py, f"import {OUR_MODULES}"],
+        "+ croniter": [*py, f"import {OUR_MODULES}, croniter"],
+    }
+    stores = []
+    for backend in backends:
+        url = {"sqlite": f"sqlite:///{tmp}/split.db", "postgresql": PG, "mariadb": MARIADB}[backend]
+        prefix = f"s{uuid.uuid4().hex[:6]}_"
+        store = open_store(url, prefix=prefix)
+        store.create_schema()
+        stores.append(store)
+        driver = DRIVERS[backend]
+        steps[f"{backend}: driver import only"] = [*py, f"import sqlite3, {driver}"]
+        steps[f"{backend}: + ours + croniter"] = [*py, f"import {OUR_MODULES}, croniter, {driver}"]
+        steps[f"{backend}: the cron line"] = [
+            *LEAN, "enqueue", "invoices", "--quiet", "--registry", str(tmp / "migrate-cron.toml"),
+            "--database-url", url, "--table-prefix", prefix,
+        ]  # fmt: skip
+    try:
+        samples: dict[str, list[tuple[float, float]]] = {step: [] for step in steps}
+        for _ in range(calls):
+            for step, cmd in steps.items():
+                samples[step].append(timed(cmd, [], env))
+    finally:
+        for store in stores:
+            store.drop_schema()
+            store.dispose()
+    first = next(iter(samples.values()))
+    base = (median_ms(first, 0), median_ms(first, 1))
+    lines = [
+        f"Where the cron line's time goes ({calls} rounds, 1-minute load average "
+        f"{os.getloadavg()[0]:.1f}): wall / CPU medians, and above the baseline.",
+        "",
+        "| step | wall | CPU | wall − baseline | CPU − baseline |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for step, got in samples.items():
+        wall, cpu = median_ms(got, 0), median_ms(got, 1)
+        lines.append(
+            f"| {step} | {wall:.0f} ms | {cpu:.0f} ms | {wall - base[0]:+.0f} ms | "
+            f"{cpu - base[1]:+.0f} ms |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=15)
     parser.add_argument("--backends", default="sqlite,postgresql,mariadb")
     parser.add_argument("--no-write", action="store_true", help="print only")
+    parser.add_argument("--breakdown", action="store_true", help="where the cron line's time goes")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp())
     (tmp / "migrate-cron.toml").write_text(REGISTRY)
+    if args.breakdown:
+        print(breakdown(args.calls, [b for b in args.backends.split(",") if b], tmp))
+        return
     env = dict(os.environ)
     env.pop("MIGRATE_CRON_DEBUG", None)
     floor = stats([timed(LEAN, ["--version"], env)[0] for _ in range(args.calls)])
