@@ -247,6 +247,8 @@ class DirectWriter:
                 conn.commit()
         except (DatabaseUnavailable, SchemaMissing, Unsupported):
             raise
+        except ImportError as exc:  # no driver: the Store says so in its words
+            raise Unsupported(f"no driver: {exc}") from exc
         except Exception as exc:
             raise self._translate(exc) from exc
 

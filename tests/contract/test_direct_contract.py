@@ -11,6 +11,7 @@ either spelling of the insert fails here.
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -272,3 +273,11 @@ def test_an_unsupported_url_is_served_by_the_store(tmp_path: Any) -> None:
         assert isinstance(writer, Store)
     finally:
         writer.dispose()
+
+
+def test_a_missing_driver_sends_the_call_to_the_store(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Store says "no driver for …" in its own words (``engine.make_engine``)."""
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # `import psycopg` raises ImportError
+    writer = open_writer("postgresql://cron@127.0.0.1:9/queue", "")
+    with pytest.raises(Unsupported):
+        writer.enqueue_run("nightly", SLOT, max_attempts=5)
