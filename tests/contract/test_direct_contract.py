@@ -281,3 +281,32 @@ def test_a_missing_driver_sends_the_call_to_the_store(monkeypatch: pytest.Monkey
     writer = open_writer("postgresql://cron@127.0.0.1:9/queue", "")
     with pytest.raises(Unsupported):
         writer.enqueue_run("nightly", SLOT, max_attempts=5)
+
+
+def test_connections_get_the_engines_session_settings_and_timeouts(
+    backend: str, db_url: str, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The values of ``store/timeouts.py`` and the per-dialect recipe of ``engine.py``."""
+    monkeypatch.setenv("MIGRATE_CRON_STATEMENT_TIMEOUT", "1.5")
+    monkeypatch.setenv("MIGRATE_CRON_IO_TIMEOUT", "7")
+    writer = open_writer(db_url, "")
+    conn = writer._connect()  # the connection the writer would open
+    try:
+        cur = conn.cursor()
+        if backend == "sqlite":
+            cur.execute("PRAGMA journal_mode")
+            assert cur.fetchone()[0] == "wal"
+            cur.execute("PRAGMA busy_timeout")
+            assert cur.fetchone()[0] == 30_000
+            assert conn.isolation_level is None  # BEGIN IMMEDIATE is ours
+        elif backend == "postgresql":
+            cur.execute("SHOW statement_timeout")
+            assert cur.fetchone()[0] == "1500ms"
+            assert conn.info.get_parameters().get("connect_timeout") == "10"
+        else:
+            cur.execute("SELECT @@SESSION.tx_isolation")
+            assert cur.fetchone()[0] == "READ-COMMITTED"
+            assert conn._read_timeout == conn._write_timeout == 7
+            assert conn.connect_timeout == 10
+    finally:
+        conn.close()
