@@ -3,7 +3,10 @@
 cron starts ``migrate-cron enqueue NAME`` every minute on every host, and the process lives for
 one insert. Importing SQLAlchemy (and the dialect modules ``schema.py`` needs) cost ~270 ms of
 the ~500 ms such a call took; this module writes the same rows with ``sqlite3``, psycopg 3 or
-PyMySQL directly, and imports nothing but the standard library and the driver.
+PyMySQL directly, and imports only the standard library, the driver and our light modules
+(``config``, ``errors``, ``store.timeouts``, ``store.faults``, ``store.results``). An error
+message borrows SQLAlchemy's URL rendering (``engine.display_url``) so that it reads exactly as
+the Store's: only a failed call imports SQLAlchemy.
 
 It is a second spelling of ``Store.enqueue_run`` (``runs.py``, with the dialect hooks of
 ``sqlite.py``, ``postgresql.py`` and ``mysql.py``) for exactly the call ``enqueue_slot`` makes:
@@ -12,13 +15,15 @@ no payload, kind = the job's name, ref = the slot, outcome ``enqueued`` unless
 the same order: the slot row insert-if-absent on (job_name, scheduled_for), the job row
 insert-if-absent on (kind, ref) (with its NOTIFY on PostgreSQL), then the link, in one
 transaction; the same clocks ("now" from Python on SQLite, from the server elsewhere); the same
-connection recipe (``engine.py``) and timeouts (``timeouts.py``). ``tests/contract/
-test_direct_contract.py`` runs both on every backend and compares the rows column by column.
+connection recipe (``engine.py``) and timeouts (``timeouts.py``).
+``tests/contract/test_direct_contract.py`` runs both on every backend and compares the rows
+column by column.
 
-Whatever this module does not fully understand raises ``Unsupported`` before anything is
-written, and the caller uses the Store: a URL form or query parameter we do not map the way
-SQLAlchemy does, or a database error that is neither "unavailable" nor "tables missing" (the
-transaction is rolled back, so the Store starts from the same state and raises its own error).
+Whatever this module does not fully understand raises ``Unsupported`` with nothing committed,
+and the caller (``store.open_slot_writer``) uses the Store: a URL form or query parameter we do
+not map the way SQLAlchemy does, a missing driver, or a database error that is neither
+"unavailable" nor "tables missing" (the transaction is rolled back, so the Store starts from
+the same state and raises its own error).
 
 Identifiers: the table prefix is validated (``config.validate_prefix``: letters, digits,
 underscore) before it is put into the statement texts below; every value is a parameter.
