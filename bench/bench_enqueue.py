@@ -5,9 +5,17 @@ enqueue` writes. Each case runs the lean path (the installed command: `cli.lean`
 Rich) and the full Typer CLI (`cli.app.main`, what every call cost before the lean path),
 alternating call by call so both see the same machine load. Next to `migrate-cron --version`,
 the floor of starting Python and the Typer CLI, and each path's imports (`python -X
-importtime`). Writes its block of the "## scheduler and enqueue" section of docs/benchmarks.md.
+importtime`).
+
+Then issue 18's target: the median wall time of the cron line at most 150 ms above `python -c
+"import sqlite3"` (the interpreter's own start, measured in the same run). The installed
+command (the lean path writing through `store/direct.py`, no SQLAlchemy), the same lean
+command line writing through the Store (SQLAlchemy: what the lean path did before), and the
+baseline alternate call by call; wall and CPU (user + system) medians, and the differences.
+Writes its block of the "## scheduler and enqueue" section of docs/benchmarks.md.
 
     python bench/bench_enqueue.py [--calls 15] [--backends sqlite,postgresql,mariadb]
+    python bench/bench_enqueue.py --breakdown [--calls 10]   # where the cron line's time goes
 """
 
 from __future__ import annotations
@@ -36,6 +44,21 @@ FULL = [
     "-c",
     "import sys; from migrate_cron.cli.app import main; sys.argv[0] = 'migrate-cron'; main()",
 ]
+#: The baseline of the target: starting the same interpreter and importing sqlite3.
+BASELINE = [sys.executable, "-c", "import sqlite3"]
+#: The lean command line through the Store (SQLAlchemy), as the lean path wrote before.
+LEAN_STORE = [
+    sys.executable,
+    "-c",
+    "import os, sys\n"
+    "from migrate_cron.cli.lean import parse\n"
+    "from migrate_cron.cli.producer import enqueue_slot\n"
+    "a = parse(sys.argv[1:], os.environ)\n"
+    "sys.exit(enqueue_slot(a.name, slot=a.slot, quiet=a.quiet, as_json=False,\n"
+    "    database_url=a.database_url, table_prefix=a.table_prefix, registry=a.registry,\n"
+    "    spool_dir=a.spool_dir))",
+]
+TARGET_MS = 150
 REGISTRY = '[jobs.invoices]\nschedule = "*/5 * * * *"\ncommand = "true"\n'
 CASES = ("new", "same", "cron")
 
@@ -103,6 +126,7 @@ def bench_backend(
         out: dict[str, dict[str, list[tuple[float, float]]]] = {
             case: {"lean": [], "full": []} for case in CASES
         }
+        out["target"] = {"baseline": [], "direct": [], "store": []}
         minute = 0
         for _ in range(calls):
             for path, cmd in (("lean", LEAN), ("full", FULL)):
@@ -112,6 +136,10 @@ def bench_backend(
                 same = ["enqueue", "invoices", "--slot", base.isoformat()]
                 out["same"][path].append(timed(cmd, same, env))
                 out["cron"][path].append(timed(cmd, cron, env))
+        for _ in range(calls):  # the target: cron line vs the interpreter's start, interleaved
+            out["target"]["baseline"].append(timed(BASELINE, [], env))
+            out["target"]["direct"].append(timed(LEAN, cron, env))
+            out["target"]["store"].append(timed(LEAN_STORE, cron, env))
         assert store.count_jobs(kind="invoices") <= 2 * calls + 3
         imp = {"lean": imports(LEAN, cron, env), "full": imports(FULL, cron, env)}
         return out, imp
@@ -120,14 +148,116 @@ def bench_backend(
         store.dispose()
 
 
+def median_ms(samples: list[tuple[float, float]], which: int) -> float:
+    return statistics.median(s[which] for s in samples) * 1000
+
+
+def target_lines(
+    results: dict[str, tuple[dict[str, dict[str, list[tuple[float, float]]]], object]],
+    calls: int,
+    load: float,
+) -> list[str]:
+    """Issue 18's target: the cron line's median wall time minus the baseline's."""
+    lines = [
+        "",
+        f"Target (issue 18): the cron line's median wall time at most {TARGET_MS} ms above "
+        '`python -c "import sqlite3"` (same interpreter), measured in the same run: the '
+        "baseline, the installed cron line (*direct*: `store/direct.py`, the driver alone) and "
+        "the same lean command line through the Store (*Store*: SQLAlchemy, what the lean path "
+        f"did before) alternate call by call, {calls} calls each (slot `auto`: already "
+        f"enqueued). Wall / CPU medians; 1-minute load average up to {load:.1f}.",
+        "",
+        "| backend | baseline | direct | direct − baseline | target met | Store | "
+        "Store − baseline |",
+        "|---|---:|---:|---:|---|---:|---:|",
+    ]
+    for backend, (r, _) in results.items():
+        t = r["target"]
+        base = (median_ms(t["baseline"], 0), median_ms(t["baseline"], 1))
+        direct = (median_ms(t["direct"], 0), median_ms(t["direct"], 1))
+        via = (median_ms(t["store"], 0), median_ms(t["store"], 1))
+        met = "yes" if direct[0] - base[0] <= TARGET_MS else "no"
+        lines.append(
+            f"| {backend} | {base[0]:.0f} / {base[1]:.0f} ms | {direct[0]:.0f} / {direct[1]:.0f} "
+            f"ms | +{direct[0] - base[0]:.0f} / +{direct[1] - base[1]:.0f} ms | {met} | "
+            f"{via[0]:.0f} / {via[1]:.0f} ms | +{via[0] - base[0]:.0f} / +{via[1] - base[1]:.0f} "
+            "ms |"
+        )
+    return lines
+
+
+#: The modules the cron line loads besides the driver and croniter (``--breakdown``).
+OUR_MODULES = (
+    "sqlite3, threading, migrate_cron.cli.main, migrate_cron.cli.lean, migrate_cron.cli.producer, "
+    "migrate_cron.registry, migrate_cron.scheduler.slot, migrate_cron.crontab.schedule, "
+    "migrate_cron.spool, migrate_cron.store.direct"
+)
+DRIVERS = {"sqlite": "sqlite3", "postgresql": "psycopg", "mariadb": "pymysql"}
+
+
+def breakdown(calls: int, backends: list[str], tmp: Path) -> str:
+    """Where the cron line's time goes: cumulative steps (the interpreter, our modules,
+    croniter, the driver's import, the whole call), interleaved call by call; printed only."""
+    env = {k: v for k, v in os.environ.items() if k != "MIGRATE_CRON_DEBUG"}
+    py = [sys.executable, "-c"]
+    steps: dict[str, list[str]] = {
+        'python -c "import sqlite3"': [*py, "import sqlite3"],
+        "+ our modules": [*py, f"import {OUR_MODULES}"],
+        "+ croniter": [*py, f"import {OUR_MODULES}, croniter"],
+    }
+    stores = []
+    for backend in backends:
+        url = {"sqlite": f"sqlite:///{tmp}/split.db", "postgresql": PG, "mariadb": MARIADB}[backend]
+        prefix = f"s{uuid.uuid4().hex[:6]}_"
+        store = open_store(url, prefix=prefix)
+        store.create_schema()
+        stores.append(store)
+        driver = DRIVERS[backend]
+        steps[f"{backend}: driver import only"] = [*py, f"import sqlite3, {driver}"]
+        steps[f"{backend}: + ours + croniter"] = [*py, f"import {OUR_MODULES}, croniter, {driver}"]
+        steps[f"{backend}: the cron line"] = [
+            *LEAN, "enqueue", "invoices", "--quiet", "--registry", str(tmp / "migrate-cron.toml"),
+            "--database-url", url, "--table-prefix", prefix,
+        ]  # fmt: skip
+    try:
+        samples: dict[str, list[tuple[float, float]]] = {step: [] for step in steps}
+        for _ in range(calls):
+            for step, cmd in steps.items():
+                samples[step].append(timed(cmd, [], env))
+    finally:
+        for store in stores:
+            store.drop_schema()
+            store.dispose()
+    first = next(iter(samples.values()))
+    base = (median_ms(first, 0), median_ms(first, 1))
+    lines = [
+        f"Where the cron line's time goes ({calls} rounds, 1-minute load average "
+        f"{os.getloadavg()[0]:.1f}): wall / CPU medians, and above the baseline.",
+        "",
+        "| step | wall | CPU | wall − baseline | CPU − baseline |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for step, got in samples.items():
+        wall, cpu = median_ms(got, 0), median_ms(got, 1)
+        lines.append(
+            f"| {step} | {wall:.0f} ms | {cpu:.0f} ms | {wall - base[0]:+.0f} ms | "
+            f"{cpu - base[1]:+.0f} ms |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=15)
     parser.add_argument("--backends", default="sqlite,postgresql,mariadb")
     parser.add_argument("--no-write", action="store_true", help="print only")
+    parser.add_argument("--breakdown", action="store_true", help="where the cron line's time goes")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp())
     (tmp / "migrate-cron.toml").write_text(REGISTRY)
+    if args.breakdown:
+        print(breakdown(args.calls, [b for b in args.backends.split(",") if b], tmp))
+        return
     env = dict(os.environ)
     env.pop("MIGRATE_CRON_DEBUG", None)
     floor = stats([timed(LEAN, ["--version"], env)[0] for _ in range(args.calls)])
@@ -152,7 +282,8 @@ def main() -> None:
         f"`python bench/bench_enqueue.py`: the installed command per call, median / p95 wall "
         f"time of {args.calls} calls each (process start, registry, schedule, connect, one "
         "transaction), and median CPU (user + system). *lean* = the installed command, which "
-        "serves a plain `enqueue NAME` without Typer or Rich (`cli/lean.py`); *full* = the same "
+        "serves a plain `enqueue NAME` without Typer or Rich (`cli/lean.py`) and writes through "
+        "the driver alone, without SQLAlchemy (`store/direct.py`); *full* = the same "
         "command line through the Typer CLI (`cli.app.main`), what every call cost before. The "
         "two alternate call by call. *cron line* = the line `migrate --to enqueue` writes "
         "(`enqueue NAME --quiet --registry … --database-url … --table-prefix …`, slot `auto`: "
@@ -167,7 +298,7 @@ def main() -> None:
     ]
     label = {"new": "new slot", "same": "same slot again (no-op)", "cron": "cron line"}
     for backend, (r, _) in results.items():
-        for case in CASES:
+        for case in CASES:  # (r["target"] is reported below)
             cells = []
             for path in ("full", "lean"):
                 wall = stats([w for w, _ in r[case][path]])
@@ -188,6 +319,7 @@ def main() -> None:
             f"| {backend} | {full[0]:.0f} ms, {full[1]} modules | {lean[0]:.0f} ms, "
             f"{lean[1]} modules | {'yes' if lean[2] else 'no'} |"
         )
+    lines += target_lines(results, args.calls, load)
     text = "\n".join(lines) + "\n"
     print(text)
     if not args.no_write:

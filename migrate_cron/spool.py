@@ -15,10 +15,8 @@ directory is 0700 and each file 0600: only the owner reads them.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -84,6 +82,9 @@ class Spool:
 
     def put(self, job: str, slot: datetime, max_attempts: int, target: str, reason: str) -> Path:
         """Write one slot atomically; the same (target, job, slot) overwrites its own file."""
+        import hashlib  # only an outage writes: cron's every-minute call does not pay for
+        import tempfile  # these imports (tempfile brings random and shutil)
+
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         utc = slot.astimezone(UTC)
         key = hashlib.sha256(f"{target}\n{job}\n{utc.isoformat()}".encode()).hexdigest()[:16]

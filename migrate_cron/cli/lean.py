@@ -130,6 +130,7 @@ def run(argv: Sequence[str], environ: Mapping[str, str] | None = None) -> int | 
             table_prefix=args.table_prefix,
             registry=args.registry,
             spool_dir=args.spool_dir,
+            direct=True,
         )
     except MigrateCronError as exc:
         from migrate_cron.cli.error_line import print_error

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from datetime import datetime
 
     from migrate_cron.spool import SpooledSlot
-    from migrate_cron.store import Store
+    from migrate_cron.store import SlotWriter
 
 #: ``enqueue`` gives up on the database after this long, spools the slot and exits 75, whatever
 #: the database does (a stalled connection cannot be bounded by socket timeouts alone).
@@ -39,12 +39,18 @@ def enqueue_slot(
     table_prefix: str,
     registry: str,
     spool_dir: Path | None,
+    direct: bool = False,
 ) -> int:
     """Enqueue job ``name``'s run for ``slot`` (``auto`` or ISO) once; print the outcome.
 
     Returns the exit code: 0 (enqueued, or already there), 75 when the database is away (the
     slot went to the spool). Our errors (unknown job, bad slot, missing tables) are raised as
     ``MigrateCronError`` for the caller's one-line error.
+
+    ``direct`` (the lean path from cron) writes through ``store.direct`` — the driver alone,
+    no SQLAlchemy — whenever that writer understands the URL; same rows, messages and exit
+    codes. The Typer command keeps the Store, so ``tests/cli/test_enqueue_lean.py`` holds the
+    two to the same output.
     """
     from datetime import UTC, datetime
 
@@ -53,7 +59,7 @@ def enqueue_slot(
     from migrate_cron.registry import load_registry
     from migrate_cron.scheduler.slot import resolve_slot
     from migrate_cron.spool import Spool, default_dir, target_of
-    from migrate_cron.store import open_store
+    from migrate_cron.store import open_slot_writer, open_store
 
     spec = load_registry(registry).get(name)
     when = resolve_slot(spec, slot, datetime.now(UTC))
@@ -70,7 +76,11 @@ def enqueue_slot(
         sys.stderr.flush()
 
     watchdog = _Watchdog(DEADLINE_SECONDS, lambda: to_spool(f"no answer in {DEADLINE_SECONDS:g}s"))
-    store = open_store(config.database_url, prefix=config.table_prefix)
+    store: SlotWriter = (
+        open_slot_writer(config.database_url, config.table_prefix)
+        if direct
+        else open_store(config.database_url, prefix=config.table_prefix)
+    )
     try:
         replayed = sum(1 for _ in spool.flush(target, lambda e: _replay(store, e)))
         result = store.enqueue_run(
@@ -121,7 +131,7 @@ def enqueue_slot(
     return 0
 
 
-def _replay(store: Store, entry: SpooledSlot) -> None:
+def _replay(store: SlotWriter, entry: SpooledSlot) -> None:
     store.enqueue_run(entry.job, entry.slot, max_attempts=entry.max_attempts)
 
 

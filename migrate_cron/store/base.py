@@ -36,6 +36,7 @@ from sqlalchemy import exc as sa_exc
 from migrate_cron.clock import Clock
 from migrate_cron.config import mask_url
 from migrate_cron.errors import DatabaseUnavailable, SchemaMissing
+from migrate_cron.store.faults import first_line, names_missing_table
 from migrate_cron.store.models import (
     Job,
     JobState,
@@ -46,13 +47,6 @@ if TYPE_CHECKING:
     from migrate_cron.store.rows import RowClaim
 
 DEFAULT_MAX_ATTEMPTS = 5
-_MISSING_TABLE_MARKERS = (
-    "no such table",
-    "does not exist",
-    "doesn't exist",
-    "undefinedtable",
-    "1146",
-)
 
 
 class Listener:
@@ -259,11 +253,8 @@ class StoreBase:
     def translate(self, exc: Exception) -> Exception:
         """Turn a driver error into DatabaseUnavailable / SchemaMissing with a masked URL."""
         orig = getattr(exc, "orig", exc)
-        text = str(orig).strip().splitlines()[0] if str(orig).strip() else type(orig).__name__
-        lowered = f"{type(orig).__name__} {text}".lower()
-        if any(marker in lowered for marker in _MISSING_TABLE_MARKERS) and (
-            "table" in lowered or "relation" in lowered
-        ):
+        text = first_line(orig)
+        if names_missing_table(orig):
             return SchemaMissing(
                 f"the queue tables are missing in {self.url_safe} ({mask_url(text)}); "
                 "run `migrate-cron db upgrade` first"

@@ -20,7 +20,6 @@ middle of a statement — the commands bound themselves: ``enqueue`` spools and 
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
@@ -28,24 +27,12 @@ from sqlalchemy.engine import make_url
 
 from migrate_cron.config import mask_url, normalize_url
 from migrate_cron.errors import UsageError
-
-SQLITE_BUSY_TIMEOUT_MS = 30_000
-CONNECT_TIMEOUT_ENV = "MIGRATE_CRON_CONNECT_TIMEOUT"
-IO_TIMEOUT_ENV = "MIGRATE_CRON_IO_TIMEOUT"
-STATEMENT_TIMEOUT_ENV = "MIGRATE_CRON_STATEMENT_TIMEOUT"
-
-
-def _seconds(env: str, default: float) -> float:
-    raw = os.environ.get(env, "").strip()
-    if not raw:
-        return default
-    try:
-        value = float(raw)
-    except ValueError:
-        raise UsageError(f"{env}={raw!r} is not a number of seconds") from None
-    if value < 0:
-        raise UsageError(f"{env}={raw!r} must not be negative")
-    return value
+from migrate_cron.store.timeouts import (
+    SQLITE_BUSY_TIMEOUT_MS,
+    connect_timeout,
+    io_timeout,
+    statement_options,
+)
 
 
 def dialect_family(name: str) -> str:
@@ -53,6 +40,16 @@ def dialect_family(name: str) -> str:
     if name in ("mysql", "mariadb"):
         return "mysql"
     return name
+
+
+def display_url(url: str) -> str:
+    """``url`` as the Store's messages print it (``StoreBase.url_safe``): SQLAlchemy's
+    rendering with the password hidden. ``direct.py`` borrows it for its error messages."""
+    try:
+        rendered = make_url(normalize_url(url)).render_as_string(hide_password=True)
+    except Exception:  # sqlalchemy.exc.ArgumentError: print what we have
+        rendered = url
+    return mask_url(rendered)
 
 
 def make_engine(url: str, **kwargs: Any) -> Engine:
@@ -66,20 +63,17 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
     if backend == "sqlite":
         return _sqlite_engine(url, **kwargs)
     connect_args = dict(kwargs.pop("connect_args", {}))
-    connect_timeout = max(1, round(_seconds(CONNECT_TIMEOUT_ENV, 10)))
     if backend in ("mysql", "mariadb"):
         kwargs.setdefault("isolation_level", "READ COMMITTED")
         kwargs.setdefault("pool_recycle", 3600)
-        io_timeout = _seconds(IO_TIMEOUT_ENV, 120)
-        connect_args.setdefault("connect_timeout", connect_timeout)
-        if io_timeout:
-            connect_args.setdefault("read_timeout", io_timeout)
-            connect_args.setdefault("write_timeout", io_timeout)
+        connect_args.setdefault("connect_timeout", connect_timeout())
+        if io := io_timeout():
+            connect_args.setdefault("read_timeout", io)
+            connect_args.setdefault("write_timeout", io)
     elif backend == "postgresql":
-        connect_args.setdefault("connect_timeout", connect_timeout)
-        statement = _seconds(STATEMENT_TIMEOUT_ENV, 0)
-        if statement:
-            connect_args.setdefault("options", f"-c statement_timeout={round(statement * 1000)}")
+        connect_args.setdefault("connect_timeout", connect_timeout())
+        if options := statement_options():
+            connect_args.setdefault("options", options)
     kwargs["connect_args"] = connect_args
     kwargs.setdefault("hide_parameters", True)  # errors and logs never show job data
     kwargs.setdefault("pool_size", 5)

@@ -7,6 +7,10 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+# Defined in results.py (the cron path loads only them), re-exported here with the others.
+from migrate_cron.store.results import EnqueueResult as EnqueueResult
+from migrate_cron.store.results import RunResult as RunResult
+
 
 class JobState(StrEnum):
     """The states of a job row (stored as their text value; a CHECK constraint lists them).
@@ -41,23 +45,6 @@ class Job:
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
-
-
-@dataclass(frozen=True, slots=True)
-class EnqueueResult:
-    """``created`` is False when the dedupe key (kind, ref) already existed."""
-
-    job_id: int
-    created: bool
-
-
-@dataclass(frozen=True, slots=True)
-class RunResult:
-    """Result of ``enqueue_run``: one row per (job_name, scheduled_for), whoever asks."""
-
-    created: bool
-    job_id: int | None
-    outcome: str
 
 
 @dataclass(frozen=True, slots=True)

@@ -52,6 +52,10 @@ ALLOWED = {
         "cur.execute(f'PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}')",
     ): "a module constant (int); PRAGMA takes no parameters",
     (
+        "store/direct.py",
+        "conn.execute(f'PRAGMA busy_timeout = {timeouts.SQLITE_BUSY_TIMEOUT_MS}')",
+    ): "the same module constant as engine.py's (int); PRAGMA takes no parameters",
+    (
         "store/postgresql.py",
         "self._conn.execute(f'LISTEN \"{store.channel}\"')",
     ): "an identifier built from the validated table prefix; LISTEN takes no parameters",

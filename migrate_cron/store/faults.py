@@ -1,0 +1,55 @@
+"""What a driver's error says about the database: its tables are missing, or it is away.
+
+One reading for both writers — the Store (``StoreBase.translate``, errors wrapped by
+SQLAlchemy) and ``direct.py`` (the driver's own errors) — so ``enqueue`` prints the same line
+and exits with the same code whichever wrote the slot. Standard library only.
+"""
+
+from __future__ import annotations
+
+#: Words in the first line of a driver's error when a table does not exist (SQLite, psycopg,
+#: PyMySQL's 1146).
+_MISSING_TABLE_MARKERS = (
+    "no such table",
+    "does not exist",
+    "doesn't exist",
+    "undefinedtable",
+    "1146",
+)
+
+
+def first_line(error: BaseException) -> str:
+    """The error's first line, or its class name when it has no text."""
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+def names_missing_table(error: BaseException) -> bool:
+    """Whether the driver's ``error`` says one of our tables does not exist."""
+    lowered = f"{type(error).__name__} {first_line(error)}".lower()
+    return any(marker in lowered for marker in _MISSING_TABLE_MARKERS) and (
+        "table" in lowered or "relation" in lowered
+    )
+
+
+#: The DB-API exception classes; what a driver's error is among them decides what it means.
+_DBAPI_CLASSES = (
+    "InterfaceError",
+    "DatabaseError",
+    "DataError",
+    "OperationalError",
+    "IntegrityError",
+    "InternalError",
+    "ProgrammingError",
+    "NotSupportedError",
+)
+
+
+def dbapi_class(error: BaseException) -> str | None:
+    """The DB-API class a driver's ``error`` belongs to (``OperationalError`` …), named as
+    SQLAlchemy names its wrapper (the first such name in the class's MRO), or None when it is
+    no driver error."""
+    for cls in type(error).__mro__:
+        if cls.__name__ in _DBAPI_CLASSES:
+            return cls.__name__
+    return None
