@@ -204,11 +204,10 @@ def test_missing_tables_and_an_unreachable_database_say_what_the_store_says(
     assert "s3cret" not in errors[0]
 
 
+@pytest.mark.parametrize("backend", ["postgresql"])  # LISTEN/NOTIFY is PostgreSQL's
 def test_postgresql_listeners_are_woken_once_per_new_job(
     backend: str, store: Store, direct: DirectWriter
 ) -> None:
-    if backend != "postgresql":
-        pytest.skip("LISTEN/NOTIFY is PostgreSQL's")
     listener = store.listener()
     try:
         assert listener.wait(0.05) is False
