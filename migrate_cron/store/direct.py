@@ -41,6 +41,7 @@ from migrate_cron.config import mask_url, normalize_url, validate_prefix
 from migrate_cron.errors import DatabaseUnavailable, SchemaMissing
 from migrate_cron.store import timeouts
 from migrate_cron.store.faults import dbapi_class, first_line, names_missing_table
+from migrate_cron.store.keys import slot_ref, wake_channel
 from migrate_cron.store.results import RunResult
 
 
@@ -177,9 +178,9 @@ class DirectWriter:
             return RunResult(False, job_id, was)
         if outcome == "skipped":
             return RunResult(True, None, "skipped")
-        ref = slot.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        ref = slot_ref(slot)
         if self.family == "postgresql":
-            channel = f"{self.prefix}migrate_cron_jobs"  # PostgresStore.channel
+            channel = wake_channel(self.prefix)
             row = self._fetch(cur, sql.insert_job, (name, ref, max_attempts, slot, channel))
             job_id = None if row is None else row[0]
         else:

@@ -28,11 +28,13 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.sql.selectable import TableValuedAlias
+from sqlalchemy.types import TypeEngine
 
 from migrate_cron.store.base import Listener
+from migrate_cron.store.keys import slot_ref, wake_channel
 from migrate_cron.store.models import Job, JobState
 from migrate_cron.store.rows import RowClaim
-from migrate_cron.store.runs import slot_ref
 from migrate_cron.store.schema import UTCDateTime
 from migrate_cron.store.store import Store
 
@@ -80,7 +82,7 @@ class PostgresStore(Store):
 
     @property
     def channel(self) -> str:
-        return f"{self.prefix}migrate_cron_jobs"
+        return wake_channel(self.prefix)
 
     def _server_now(self) -> ColumnElement[datetime]:
         return func.now(type_=UTCDateTime())
@@ -330,29 +332,20 @@ class PostgresStore(Store):
         of different jobs: one ``pg_notify`` round trip each was most of a slot's cost)."""
         if not kinds:
             return
-        kind = func.unnest(bindparam("kinds", type_=ARRAY(Text))).table_valued("k").render_derived()
+        given = _unnest(kind=Text())
         conn.execute(
-            select(func.count(func.pg_notify(bindparam("channel", type_=Text()), kind.c.k))),
-            {"kinds": list(kinds), "channel": self.channel},
+            select(func.count(func.pg_notify(bindparam("channel", type_=Text()), given.c.kind))),
+            {**_arrays(given, [(k,) for k in kinds]), "channel": self.channel},
         )
 
     def _insert_slot_rows(
         self, conn: Connection, rows: Sequence[tuple[str, datetime, str]], now: datetime
     ) -> None:
-        """One ``INSERT … SELECT FROM unnest(names, slots, outcomes)``: a fixed statement text
+        """One ``INSERT … SELECT FROM unnest(name, slot, outcome)``: a fixed statement text
         (prepared once) instead of a row of parameters per slot."""
-        runs = self.tables.scheduled_runs
-        given = (
-            func.unnest(
-                bindparam("names", type_=ARRAY(Text)),
-                bindparam("slots", type_=ARRAY(UTCDateTime())),
-                bindparam("outcomes", type_=ARRAY(Text)),
-            )
-            .table_valued("name", "slot", "outcome")
-            .render_derived(name="given")
-        )
+        given = _unnest(name=Text(), slot=UTCDateTime(), outcome=Text())
         conn.execute(
-            insert(runs).from_select(
+            insert(self.tables.scheduled_runs).from_select(
                 ["job_name", "scheduled_for", "enqueued_at", "outcome"],
                 select(
                     given.c.name,
@@ -361,12 +354,7 @@ class PostgresStore(Store):
                     given.c.outcome,
                 ),
             ),
-            {
-                "names": [n for n, _, _ in rows],
-                "slots": [at for _, at, _ in rows],
-                "outcomes": [o for _, _, o in rows],
-                "now": now,
-            },
+            {**_arrays(given, rows), "now": now},
         )
 
     def _insert_slot_jobs(
@@ -377,17 +365,8 @@ class PostgresStore(Store):
         if not slots:
             return []
         job = self.tables.job
-        refs = [slot_ref(at) for _, at, _ in slots]
-        given = (
-            func.unnest(
-                bindparam("kinds", type_=ARRAY(Text)),
-                bindparam("refs", type_=ARRAY(Text)),
-                bindparam("slots", type_=ARRAY(UTCDateTime())),
-                bindparam("max_attempts", type_=ARRAY(Integer)),
-            )
-            .table_valued("kind", "ref", "slot", "max_attempts")
-            .render_derived(name="given")
-        )
+        rows = [(name, slot_ref(at), at, max_attempts) for name, at, max_attempts in slots]
+        given = _unnest(kind=Text(), ref=Text(), slot=UTCDateTime(), max_attempts=Integer())
         now_param = bindparam("now", type_=UTCDateTime())
         stmt = (
             insert(job)
@@ -419,47 +398,39 @@ class PostgresStore(Store):
         )
         made = {
             (row.kind, row.ref): int(row.id)
-            for row in conn.execute(
-                stmt,
-                {
-                    "kinds": [n for n, _, _ in slots],
-                    "refs": refs,
-                    "slots": [at for _, at, _ in slots],
-                    "max_attempts": [m for _, _, m in slots],
-                    "now": now,
-                },
-            )
+            for row in conn.execute(stmt, {**_arrays(given, rows), "now": now})
         }
-        return [made[(name, ref)] for (name, _, _), ref in zip(slots, refs, strict=True)]
+        return [made[(kind, ref)] for kind, ref, _, _ in rows]
 
     def _link_slots(self, conn: Connection, links: Sequence[tuple[str, datetime, int]]) -> None:
-        """One ``UPDATE … FROM unnest(names, slots, ids)`` for the whole chunk instead of one
+        """One ``UPDATE … FROM unnest(name, slot, id)`` for the whole chunk instead of one
         UPDATE per slot row."""
         if not links:
             return
         runs = self.tables.scheduled_runs
-        given = (
-            func.unnest(
-                bindparam("names", type_=ARRAY(Text)),
-                bindparam("slots", type_=ARRAY(UTCDateTime())),
-                bindparam("ids", type_=ARRAY(BigInteger)),
-            )
-            .table_valued("name", "slot", "id")
-            .render_derived(name="given")
-        )
+        given = _unnest(name=Text(), slot=UTCDateTime(), id=BigInteger())
         conn.execute(
             update(runs)
             .where(runs.c.job_name == given.c.name, runs.c.scheduled_for == given.c.slot)
             .values(job_id=given.c.id),
-            {
-                "names": [n for n, _, _ in links],
-                "slots": [at for _, at, _ in links],
-                "ids": [i for _, _, i in links],
-            },
+            _arrays(given, links),
         )
 
     def listener(self) -> Listener:
         return PostgresListener(self)
+
+
+def _unnest(**columns: TypeEngine[Any]) -> TableValuedAlias:
+    """``unnest(:u_a, :u_b, …) AS given(a, b, …)``: one array parameter per column (``u_``
+    before its name: a parameter named as a table column is refused in INSERT and UPDATE), so
+    a batch of rows is one fixed statement text (prepared once by psycopg)."""
+    arrays = [bindparam(f"u_{name}", type_=ARRAY(kind)) for name, kind in columns.items()]
+    return func.unnest(*arrays).table_valued(*columns).render_derived(name="given")
+
+
+def _arrays(given: TableValuedAlias, rows: Sequence[tuple[Any, ...]]) -> dict[str, list[Any]]:
+    """The rows, column by column, as ``_unnest``'s parameters."""
+    return {f"u_{c.name}": [row[i] for row in rows] for i, c in enumerate(given.c)}
 
 
 def _json(json: Any, payload: Any) -> str | None:

@@ -22,15 +22,11 @@ from sqlalchemy.exc import IntegrityError
 
 from migrate_cron.store.base import DEFAULT_MAX_ATTEMPTS, aware
 from migrate_cron.store.jobs import JobOps
+from migrate_cron.store.keys import slot_ref
 from migrate_cron.store.models import (
     JobState,
     RunResult,
 )
-
-
-def slot_ref(slot: datetime) -> str:
-    """The ``ref`` of a slot's job: its UTC time, so (kind, ref) is unique per slot too."""
-    return slot.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 class RunOps(JobOps):
