@@ -6,7 +6,7 @@ row and its job are written in one transaction, insert-if-absent on the key.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -114,15 +114,10 @@ class RunOps(JobOps):
         skip_running: Collection[str],
     ) -> list[RunResult]:
         """One chunk of ``enqueue_runs`` in a few statements (see there)."""
-        runs, job = self.tables.scheduled_runs, self.tables.job
+        job = self.tables.job
         keys = [(name, slot.astimezone(UTC)) for name, slot, _ in requests]
         known: dict[tuple[str, datetime], RunResult] = {}
-        for row in conn.execute(
-            select(runs.c.job_name, runs.c.scheduled_for, runs.c.job_id, runs.c.outcome).where(
-                runs.c.job_name.in_(sorted({n for n, _ in keys})),
-                runs.c.scheduled_for.in_(sorted({s for _, s in keys})),
-            )
-        ):
+        for row in self._recorded_slots(conn, keys):
             known[(row.job_name, aware(row.scheduled_for))] = RunResult(
                 False, row.job_id, row.outcome
             )
@@ -144,23 +139,13 @@ class RunOps(JobOps):
                     .distinct()
                 ).scalars()
             )
-        now = conn.execute(select(self.now_sql())).scalar_one()
         enqueued = [key for key in fresh if key[0] not in busy]
-        # Slot rows first, then jobs, then the link: the order ``enqueue_run`` takes its locks
-        # in, so a bulk writer and a single one wait for each other instead of deadlocking.
-        if fresh:
-            self._insert_slot_rows(
-                conn,
-                [(name, slot, "skipped" if name in busy else "enqueued") for name, slot in fresh],
-                now,
-            )
-        job_ids = self._insert_slot_jobs(
-            conn, [(name, slot, fresh[(name, slot)]) for name, slot in enqueued], now
+        job_ids = self._write_slots(
+            conn,
+            [(name, slot, "skipped" if name in busy else "enqueued") for name, slot in fresh],
+            [(name, slot, fresh[(name, slot)]) for name, slot in enqueued],
         )
         ids = dict(zip(enqueued, job_ids, strict=True))
-        if ids:
-            self._link_slots(conn, [(name, slot, job_id) for (name, slot), job_id in ids.items()])
-        self._notify_kinds(conn, sorted({name for name, _ in enqueued}))
         results: list[RunResult] = []
         for key in keys:
             if key in known:
@@ -171,11 +156,48 @@ class RunOps(JobOps):
             known[key] = RunResult(False, made.job_id, made.outcome)  # a repeat in the chunk
         return results
 
+    def _recorded_slots(
+        self, conn: Connection, keys: Sequence[tuple[str, datetime]]
+    ) -> Iterable[Any]:
+        """The slot rows (job_name, scheduled_for, job_id, outcome) already recorded among
+        ``keys``: here every recorded slot of the chunk's names at the chunk's times (a few
+        more than asked when names and times cross, which the caller ignores)."""
+        runs = self.tables.scheduled_runs
+        return conn.execute(
+            select(runs.c.job_name, runs.c.scheduled_for, runs.c.job_id, runs.c.outcome).where(
+                runs.c.job_name.in_(sorted({n for n, _ in keys})),
+                runs.c.scheduled_for.in_(sorted({s for _, s in keys})),
+            )
+        )
+
+    def _write_slots(
+        self,
+        conn: Connection,
+        slots: Sequence[tuple[str, datetime, str]],
+        jobs: Sequence[tuple[str, datetime, int]],
+    ) -> list[int]:
+        """Record a chunk's new (job_name, scheduled_for, outcome) slot rows and insert the ready
+        job of each enqueued (job_name, scheduled_for, max_attempts) slot, linked to its row,
+        and wake the workers of their kinds; returns the jobs' ids in ``jobs``' order. Slot
+        rows first, then jobs, then the link: the order ``enqueue_run`` takes its locks in, so
+        a bulk writer and a single one wait for each other instead of deadlocking."""
+        if not slots and not jobs:
+            return []
+        now = conn.execute(select(self.now_sql())).scalar_one()
+        if slots:
+            self._insert_slot_rows(conn, slots, now)
+        ids = self._insert_slot_jobs(conn, jobs, now)
+        if ids:
+            self._link_slots(
+                conn, [(name, slot, i) for (name, slot, _), i in zip(jobs, ids, strict=True)]
+            )
+        self._notify_kinds(conn, sorted({name for name, _, _ in jobs}))
+        return ids
+
     def _insert_slot_rows(
         self, conn: Connection, rows: Sequence[tuple[str, datetime, str]], now: datetime
     ) -> None:
-        """Insert (job_name, scheduled_for, outcome) slot rows enqueued at ``now``; a dialect
-        may send them as one statement of arrays."""
+        """Insert (job_name, scheduled_for, outcome) slot rows enqueued at ``now``."""
         conn.execute(
             insert(self.tables.scheduled_runs),
             [
@@ -219,8 +241,8 @@ class RunOps(JobOps):
         return ids
 
     def _link_slots(self, conn: Connection, links: Sequence[tuple[str, datetime, int]]) -> None:
-        """Point each (job_name, scheduled_for) slot row at its job id: one UPDATE per row here
-        (the driver's executemany); a dialect may do it in one statement."""
+        """Point each (job_name, scheduled_for) slot row at its job id: one UPDATE per row (the
+        driver's executemany)."""
         runs = self.tables.scheduled_runs
         conn.execute(
             update(runs)

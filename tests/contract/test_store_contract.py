@@ -425,6 +425,28 @@ def test_enqueue_runs_falls_back_when_a_key_was_taken_meanwhile(store: Store) ->
     assert [r["job_id"] for r in store.runs("a")] == [taken]
 
 
+def test_a_bulk_written_chunk_wakes_idle_workers_once_and_only_for_new_jobs(
+    store: Store,
+) -> None:
+    """The scheduler's chunk wakes listeners (on PostgreSQL the NOTIFY rides in the job
+    insert's statement); a chunk whose slots were all recorded before makes no job and wakes
+    nobody."""
+    t = datetime(2026, 3, 1, 12, tzinfo=UTC)
+    requests = [(f"w{i}", t, 3) for i in range(3)]
+    listener = store.listener()
+    try:
+        made = store.enqueue_runs(requests)
+        assert all(r.created for r in made)
+        if not store.supports_listen:
+            assert listener.wait(0.01) is False
+            return
+        assert listener.wait(5.0) is True
+        assert all(not r.created for r in store.enqueue_runs(requests))
+        assert listener.wait(0.5) is False
+    finally:
+        listener.close()
+
+
 def test_record_skipped_is_insert_if_absent_and_makes_no_job(store: Store) -> None:
     t = datetime(2026, 3, 1, 12, tzinfo=UTC)
     store.enqueue_run("s", t)
