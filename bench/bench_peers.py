@@ -723,10 +723,10 @@ def report(results: dict[str, list[dict[str, float]]], args: Any, loads: list[fl
         "## peers",
         "",
         f"`{cmd}` on {datetime.now(UTC):%Y-%m-%d}: {machine()}, PostgreSQL {server_version()} "
-        f"on the same machine, {versions()}. The machine was shared with other work (a CI run "
-        f"with CPU burners): 1-minute load average {min(loads):.1f}–{max(loads):.1f} while "
-        "measuring, so absolute numbers are low and move between rounds; read the ratios, "
-        f"taken within one round. {args.rounds} interleaved rounds; each cell is the median "
+        f"on the same machine, {versions()}. 1-minute load average "
+        f"{min(loads):.1f}–{max(loads):.1f} while measuring (2 cores; other work on the machine "
+        "moves absolute numbers between rounds: read the ratios, taken within one round). "
+        f"{args.rounds} interleaved rounds; each cell is the median "
         "(min–max) over rounds, each ratio is listed per round. How each figure is taken: "
         "bench/bench_peers.py's docstring.",
         "",
