@@ -187,7 +187,8 @@ def machine() -> str:
                 model = line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return f"{model}, {os.cpu_count()} CPUs (shared with other work while measuring)"
+    load = os.getloadavg()[0]
+    return f"{model}, {os.cpu_count()} CPUs, 1-minute load average {load:.1f} at the end"
 
 
 def write_block(marker: str, text: str) -> None:
@@ -237,7 +238,9 @@ def report(n: int, mem: dict[str, Any], db: dict[str, dict[str, Any]]) -> str:
             "With the database (the same jobs, 2 simulated hours, 200 slots per transaction, "
             "skipped slots batched; load = reading 10,000 jobs' last slots, as on start or "
             "takeover). *bulk* is what the scheduler does: per chunk one read of the recorded "
-            "slots, one multi-row insert of slot rows, one of jobs, one linking update; "
+            "slots, one multi-row insert of slot rows, one of jobs, one linking update "
+            "(PostgreSQL: the jobs' ids drawn first, so the slot rows are inserted linked, and "
+            "the wake-ups sent by the jobs' insert); "
             "*slot by slot* is the insert-if-absent per slot it falls back to when a "
             "concurrent writer took a key (and the only path before), measured in the same run:",
             "",

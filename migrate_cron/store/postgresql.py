@@ -471,16 +471,21 @@ class PostgresStore(Store):
     def _draw_job_ids(self, conn: Connection, count: int) -> list[int]:
         """``count`` new job ids from the id column's own sequence (what an insert would have
         taken; a rolled-back chunk leaves a gap, as a rolled-back insert does)."""
+        drawn = conn.execute(
+            text("SELECT nextval(CAST(:seq AS regclass)) FROM generate_series(1, :count)"),
+            {"seq": self._job_id_sequence_of(conn), "count": count},
+        )
+        return [int(i) for i in drawn.scalars()]
+
+    def _job_id_sequence_of(self, conn: Connection) -> str:
+        """The sequence behind the job table's id: ``bigserial`` as the migrations create it
+        (no insert could work without it), looked up once per store."""
         if self._job_id_sequence is None:
             table = conn.dialect.identifier_preparer.format_table(self.tables.job)
             self._job_id_sequence = conn.execute(
                 select(func.pg_get_serial_sequence(table, "id"))
             ).scalar_one()
-        drawn = conn.execute(
-            text("SELECT nextval(CAST(:seq AS regclass)) FROM generate_series(1, :count)"),
-            {"seq": self._job_id_sequence, "count": count},
-        )
-        return [int(i) for i in drawn.scalars()]
+        return self._job_id_sequence
 
     def _statement(self, name: str, build: Callable[[], Any]) -> Any:
         """A statement built once per store (it depends only on the table prefix): building a
