@@ -118,7 +118,11 @@ def test_four_schedulers_over_a_compressed_day_make_one_job_per_slot(
         assert all("leading" in log for log in logs), logs
         assert sum(" enqueue " in log for log in logs) >= 1
     else:
-        assert all(" enqueue " in log or " already " in log for log in logs), logs
+        # The day takes ~1 s to replay: on a loaded machine one process can start after the
+        # others wrote all of it, load positions past --until and write nothing (seen in a
+        # suite run). At least two must have written the same day at once.
+        wrote = [log for log in logs if " enqueue " in log or " already " in log]
+        assert len(wrote) >= 2, logs
     day_end = DAY + timedelta(days=1)
     assert_one_job_per_slot(
         store, "five", [DAY + timedelta(minutes=5 * i) for i in range(24 * 12 + 1)]
