@@ -10,6 +10,7 @@ Server URLs: ``MIGRATE_CRON_TEST_PG_URL`` and ``MIGRATE_CRON_TEST_MARIADB_URL``
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import shutil
@@ -126,16 +127,30 @@ def table_prefix() -> str:
     return f"t{os.getpid() % 100000}_{next(_prefix_counter)}_"
 
 
-@pytest.fixture
-def store(db_url: str, table_prefix: str) -> Iterator[Store]:
-    """A Store with freshly created tables, dropped after the test."""
-    s = open_store(db_url, prefix=table_prefix)
+@contextlib.contextmanager
+def fresh_store(url: str, prefix: str) -> Iterator[Store]:
+    """A Store on ``url`` with freshly created tables under ``prefix``, dropped afterwards."""
+    s = open_store(url, prefix=prefix)
     s.create_schema()
     try:
         yield s
     finally:
         s.drop_schema()
         s.dispose()
+
+
+@pytest.fixture
+def store(db_url: str, table_prefix: str) -> Iterator[Store]:
+    """A Store with freshly created tables, dropped after the test."""
+    with fresh_store(db_url, table_prefix) as s:
+        yield s
+
+
+@pytest.fixture
+def pg_store(pg_database: str, table_prefix: str) -> Iterator[Store]:
+    """``store`` on PostgreSQL alone, for what only it has (plans, the driver's cursor)."""
+    with fresh_store(pg_database, table_prefix) as s:
+        yield s
 
 
 def cli_path() -> str:

@@ -375,7 +375,7 @@ class PostgresStore(Store):
         runs = self.tables.scheduled_runs
         given = _batch(name=Text(), slot=UTCDateTime())
         found = (
-            select(runs.c.job_name, runs.c.scheduled_for, runs.c.job_id, runs.c.outcome)
+            self._slot_results()
             .where(runs.c.job_name == given.c.name, runs.c.scheduled_for == given.c.slot)
             .offset(0)
             .lateral("found")

@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlalchemy import (
     Connection,
+    Select,
     bindparam,
     func,
     insert,
@@ -164,11 +165,16 @@ class RunOps(JobOps):
         more than asked when names and times cross, which the caller ignores)."""
         runs = self.tables.scheduled_runs
         return conn.execute(
-            select(runs.c.job_name, runs.c.scheduled_for, runs.c.job_id, runs.c.outcome).where(
+            self._slot_results().where(
                 runs.c.job_name.in_(sorted({n for n, _ in keys})),
                 runs.c.scheduled_for.in_(sorted({s for _, s in keys})),
             )
         )
+
+    def _slot_results(self) -> Select[Any]:
+        """What ``_enqueue_runs_bulk`` reads of a recorded slot to answer for it."""
+        runs = self.tables.scheduled_runs
+        return select(runs.c.job_name, runs.c.scheduled_for, runs.c.job_id, runs.c.outcome)
 
     def _write_slots(
         self,

@@ -20,8 +20,8 @@ from migrate_cron.cli.lean import parse
 from migrate_cron.config import mask_url
 from migrate_cron.migration.switch import Target
 from migrate_cron.spool import Spool, target_of
-from migrate_cron.store import Store, open_store
-from tests.conftest import cli_path
+from migrate_cron.store import Store
+from tests.conftest import cli_path, fresh_store
 
 REGISTRY = """
 [jobs.nightly]
@@ -72,13 +72,8 @@ def registry(tmp_path: Path) -> Path:
 def twin(db_url: str, table_prefix: str, store: Store) -> Iterator[Store]:
     """The same tables under a second prefix: the full CLI writes there, the lean path into
     ``store``, and the two are compared."""
-    other = open_store(db_url, prefix=f"{table_prefix}f")
-    other.create_schema()
-    try:
+    with fresh_store(db_url, f"{table_prefix}f") as other:
         yield other
-    finally:
-        other.drop_schema()
-        other.dispose()
 
 
 def rows(store: Store) -> list[tuple[object, ...]]:

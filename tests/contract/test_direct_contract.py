@@ -24,6 +24,7 @@ from sqlalchemy import text
 from migrate_cron.errors import DatabaseUnavailable, SchemaMissing
 from migrate_cron.store import RunResult, Store, open_slot_writer, open_store
 from migrate_cron.store.direct import DirectWriter, Unsupported, open_writer
+from tests.conftest import fresh_store
 
 SLOT = datetime(2026, 3, 1, 2, 30, tzinfo=UTC)
 #: Columns holding "now" (the database's clock, or this process's on SQLite).
@@ -35,13 +36,8 @@ CLAIM_COLUMNS = {"locked_until", "started_at"}
 @pytest.fixture
 def twin(db_url: str, table_prefix: str, store: Store) -> Iterator[Store]:
     """The Store's side: the same tables under a second prefix."""
-    other = open_store(db_url, prefix=f"{table_prefix}s")
-    other.create_schema()
-    try:
+    with fresh_store(db_url, f"{table_prefix}s") as other:
         yield other
-    finally:
-        other.drop_schema()
-        other.dispose()
 
 
 @pytest.fixture

@@ -11,18 +11,8 @@ from typing import Any
 import pytest
 from sqlalchemy import event, text
 
-from migrate_cron.store import Store, open_store
-
-
-@pytest.fixture
-def pg_store(pg_database: str, table_prefix: str) -> Iterator[Store]:
-    s = open_store(pg_database, prefix=table_prefix)
-    s.create_schema()
-    try:
-        yield s
-    finally:
-        s.drop_schema()
-        s.dispose()
+from migrate_cron.store import Store
+from tests.conftest import fresh_store
 
 
 def _fill(store: Store) -> None:
@@ -118,13 +108,8 @@ def test_status_statements_use_indexes_not_a_scan_of_done_rows(pg_store: Store) 
 
 @pytest.fixture
 def mariadb_store(mariadb_database: str, table_prefix: str) -> Iterator[Store]:
-    s = open_store(mariadb_database, prefix=table_prefix)
-    s.create_schema()
-    try:
+    with fresh_store(mariadb_database, table_prefix) as s:
         yield s
-    finally:
-        s.drop_schema()
-        s.dispose()
 
 
 def test_mariadb_status_statements_use_indexes(mariadb_store: Store) -> None:

@@ -3,23 +3,9 @@ and 100 open rows — the case where a missing partial index turns every claim i
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-import pytest
 from sqlalchemy import text
 
-from migrate_cron.store import Store, open_store
-
-
-@pytest.fixture
-def pg_store(pg_database: str, table_prefix: str) -> Iterator[Store]:
-    s = open_store(pg_database, prefix=table_prefix)
-    s.create_schema()
-    try:
-        yield s
-    finally:
-        s.drop_schema()
-        s.dispose()
+from migrate_cron.store import Store
 
 
 def test_claim_uses_partial_claim_index_on_postgresql(pg_store: Store) -> None:

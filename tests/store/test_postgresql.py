@@ -4,7 +4,6 @@ the rows, errors and connection handling are those of SQLAlchemy's execute path,
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta, timezone
 from typing import Any
 
@@ -16,17 +15,6 @@ from sqlalchemy.engine import make_url
 from migrate_cron.errors import DatabaseUnavailable, SchemaMissing
 from migrate_cron.store import Store, open_store
 from migrate_cron.store.postgresql import PostgresStore
-
-
-@pytest.fixture
-def pg_store(pg_database: str, table_prefix: str) -> Iterator[Store]:
-    s = open_store(pg_database, prefix=table_prefix)
-    s.create_schema()
-    try:
-        yield s
-    finally:
-        s.drop_schema()
-        s.dispose()
 
 
 def _rows(store: Store, ids: list[int]) -> list[dict[str, Any]]:

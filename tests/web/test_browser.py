@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from migrate_cron.store import Store, open_store
+from migrate_cron.store import Store
 from tests.conftest import IN_CI, cli_path
 from tests.web.project import SWITCHED, Seeded, project, seed
 
@@ -38,17 +38,6 @@ def chromium() -> Path:
             pytest.fail(f"CI requires the browser: {reason}", pytrace=False)
         pytest.skip(reason)
     return CHROMIUM
-
-
-@pytest.fixture
-def pg_store(pg_database: str, table_prefix: str) -> Iterator[Store]:
-    store = open_store(pg_database, prefix=table_prefix)
-    store.create_schema()
-    try:
-        yield store
-    finally:
-        store.drop_schema()
-        store.dispose()
 
 
 def free_port() -> int:
