@@ -61,7 +61,7 @@ _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _NOT_SLUG = re.compile(r"[^a-z0-9]+")
 _SUBCOMMAND = re.compile(r"^[A-Za-z][A-Za-z0-9_:.-]{0,39}$")
 _SECRET_KEYS = re.compile(r"(?:pass|secret|token|key|auth|cred|sig|hash|cookie)", re.I)
-_HEXISH = re.compile(r"^[0-9a-f-]{12,}$|^[A-Za-z0-9+/_=-]{24,}$")
+_HEXISH = re.compile(r"^[0-9a-fA-F-]{8,}$|^[A-Za-z0-9+/_=-]{24,}$")
 _DIR_NOISE = frozenset(
     ("var", "www", "html", "srv", "opt", "home", "usr", "local", "bin", "sbin", "scripts",
      "script", "cron", "crons", "cronjobs", "app", "apps", "current", "etc", "lib", "src",
@@ -144,6 +144,10 @@ def _from_script(script: Script, env: Mapping[str, str]) -> Naming | None:
     naming = _from_argv(argv, inner)
     if naming is None:
         return None
+    if basename(argv[0]) == "touch":
+        operand = next((a for a in argv[1:] if not a.startswith("-")), None)
+        if operand:
+            return Naming(_heartbeat(operand), _dir_tokens(operand))
     if basename(argv[0]) in ("date", "echo", "printf", "touch", "true", "cat"):
         target = _output_target(call.chain)
         if target:
@@ -195,25 +199,55 @@ def _from_argv(argv: list[str], inner: Unwrapped) -> Naming | None:
     if lowered == "bundle" and rest[:1] == ["exec"]:
         return _from_argv(rest[1:], inner)
     if lowered in _FRAMEWORKS or lowered.endswith("-console"):
-        positional = [w for w in rest if not w.startswith("-") and "/" not in w and "=" not in w]
+        positional = _subcommands(rest)
         if positional:
             sub = positional[0]
+            where = _dir_tokens(argv[0])
             if sub.lower() in _GENERIC_SUBCOMMANDS and len(positional) > 1:
-                return Naming(slug(f"{sub}-{positional[1]}"), _tokens(rest, skip=sub))
+                return Naming(slug(f"{sub}-{positional[1]}"), _tokens(rest, skip=sub) + where)
             if sub.lower() in ("cron", "event", "run"):
-                return Naming(slug(f"{prog}-{sub}"), _tokens(rest, skip=sub))
-            return Naming(slug(sub), _tokens(rest, skip=sub))
+                return Naming(slug(f"{prog}-{sub}"), _tokens(rest, skip=sub) + where)
+            return Naming(slug(sub), _tokens(rest, skip=sub) + where)
     special = _tool(lowered, argv)
     if special is not None:
         return special
     if lowered in _GENERIC_SCRIPTS or _RUNNER.match(lowered):
         positional = [w for w in rest if not w.startswith("-") and _SUBCOMMAND.match(w)]
         if positional:
-            return Naming(slug(positional[0]), _tokens(rest, skip=positional[0]))
+            return Naming(
+                slug(positional[0]), _tokens(rest, skip=positional[0]) + _dir_tokens(argv[0])
+            )
         parent = _parent(argv[0])
         if parent:
             return Naming(slug(parent), _tokens(rest))
     return _named(prog, rest, argv[0])
+
+
+#: Framework options whose value is the next word (``-e prod``, ``-r web``, ``--uri x``).
+_VALUED = frozenset(
+    ("-e", "--env", "-r", "--root", "-l", "--uri", "-u", "--user", "--path", "--site",
+     "--context", "--application", "-c", "--config", "--settings", "--pythonpath", "-d",
+     "--database", "--connection", "--queue", "-p", "--project")
+)
+
+
+def _subcommands(rest: list[str]) -> list[str]:
+    """A runner's positional words, option values and ``@alias`` left out; a word with ``:``
+    (``app:sync``) first, as the sub-command of every such runner is spelt."""
+    found: list[str] = []
+    skip = False
+    for word in rest:
+        if skip:
+            skip = False
+            continue
+        if word.startswith("-"):
+            skip = word in _VALUED
+            continue
+        if word.startswith("@") or "/" in word or "=" in word:
+            continue
+        found.append(word)
+    colon = [w for w in found if ":" in w]
+    return colon[:1] + [w for w in found if w not in colon[:1]] if colon else found
 
 
 def _named(prog: str, rest: list[str], path: str = "") -> Naming:
@@ -287,7 +321,7 @@ def _tool(prog: str, argv: list[str]) -> Naming | None:
             return None
         host, _, path = url.split("://", 1)[-1].partition("/")
         host = host.rsplit("@", 1)[-1].split(":", 1)[0]
-        segments = [_stem(s) for s in path.split("?", 1)[0].split("/") if s]
+        segments = [_stem(s) for s in path.split("?", 1)[0].split("/") if s and not _secret(s)]
         useful = [s for s in segments if s.lower() not in _GENERIC_SCRIPTS | _DIR_NOISE]
         label = host.split(".")[0] if host else ""
         if useful:
@@ -319,7 +353,12 @@ def _parent(path: str) -> str:
 
 
 def _secret(word: str) -> bool:
-    return bool(_HEXISH.match(word)) and any(ch.isdigit() for ch in word)
+    """A key, a UUID, a token: digits and letters in a long run that reads as no word."""
+    return (
+        bool(_HEXISH.match(word))
+        and any(ch.isdigit() for ch in word)
+        and any(ch.isalpha() for ch in word)
+    ) or (len(word) >= 20 and sum(ch.isdigit() for ch in word) >= 4)
 
 
 def _tokens(rest: list[str], skip: str | None = None) -> tuple[str, ...]:
@@ -407,7 +446,8 @@ def name_lines(items: Sequence[tuple[Naming | None, str]]) -> list[str]:
     """One name per line (``items``: its naming and schedule), unique within the sequence,
     told apart by tokens, then schedule, never by a counter."""
     bases = [
-        (n.base if n is not None and n.base else f"{schedule_word(expr)}-job", expr)
+        (_telling(n.base, expr) if n is not None and n.base else f"{schedule_word(expr)}-job",
+         expr)
         for n, expr in items
     ]
     groups: dict[str, list[int]] = defaultdict(list)
@@ -431,6 +471,14 @@ def name_lines(items: Sequence[tuple[Naming | None, str]]) -> list[str]:
                 names[i] = _join(base, chosen)
     _by_schedule(names, [expr for _, expr in bases])
     return names
+
+
+#: Bases that name a program, not a job: said with when they run (``echo-hourly``).
+_BARE = _TOOLS | INTERPRETERS | _GENERIC_SCRIPTS | frozenset(("job", "cmd", "c", "x", "a"))
+
+
+def _telling(base: str, expr: str) -> str:
+    return f"{base}-{schedule_word(expr)}" if base in _BARE else base
 
 
 def _join(base: str, parts: Sequence[str]) -> str:

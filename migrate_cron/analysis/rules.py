@@ -31,7 +31,7 @@ def every_minutes(gap: float) -> str:
 
 
 #: Fewer runs a day than this (a burst once a night, business hours) is not a poll.
-POLL_RUNS_PER_DAY = 96
+POLL_RUNS_PER_DAY = 24
 #: Words of a job's name that say each run produces something of its time (a sample, a
 #: heartbeat, a graph) rather than looking for work that may not be there.
 _SAMPLERS = frozenset(
@@ -116,6 +116,9 @@ def _lock(job: CronJob, ctx: Context) -> Hit | None:
             return Hit(f"guards itself with {head}: runs have overlapped before")
         if any("run-one" in w for w in inner.wrappers):
             return Hit("guards itself with run-one: runs have overlapped before")
+        flag = next((a for a in inner.argv[1:] if a.startswith(("--pid", "--lock"))), None)
+        if flag is not None:
+            return Hit(f'guards itself with "{flag}": runs have overlapped before')
         if head in ("test", "[") and any(
             w.value.endswith((".lock", ".pid")) for w in call.words[1:]
         ):
@@ -422,6 +425,7 @@ _LOCAL_WORK = frozenset(
      "monitor", "stats", "cleanup", "clean", "purge", "import", "config", "spam", "bounce",
      "bounces", "verify", "verification", "verifications", "expire", "expired", "rotate")
 )
+_LOCAL_NOTIFIERS = frozenset(("notify-send", "wall", "logger", "write", "zenity", "kdialog"))
 _MAILERS = frozenset(("mail", "mailx", "sendmail", "mutt", "s-nail", "msmtp", "swaks"))
 _UPLOADERS = frozenset(("scp", "sftp", "ftp", "lftp", "rsync", "curlftpfs", "ncftpput"))
 _QUEUES = frozenset(
@@ -461,6 +465,11 @@ def handover_evidence(job: CronJob) -> str | None:
         if prog in _QUEUES and (prog != "aws" or argv[1:3] in (["sqs", "send-message"],
                                                                ["sns", "publish"])):
             return f"publishes with {prog}"
+    from migrate_cron.analysis.wrappers import main_call
+
+    main = main_call(job.script)
+    if main is not None and basename(main[1].argv[0]) in _LOCAL_NOTIFIERS:
+        return None  # a message on this host's desktop or terminals
     base = _base_name(job)
     words = [w for w in re.split(r"[^a-z0-9]+", base) if w]
     if words and (words[0] in _SENDING or words[-1] in _SENDING):

@@ -346,7 +346,7 @@ SHELL_RULES: tuple[Rule, ...] = (
         RuleId.REDIRECT_ORDER,
         Severity.WARNING,
         "Redirections apply left to right: `2>&1 >FILE` leaves stderr where stdout was.",
-        "write >FILE 2>&1",
+        "put 2>&1 last (>>FILE 2>&1) so both streams reach the file",
         _redirect_order,
     ),
     Rule(

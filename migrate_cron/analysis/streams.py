@@ -44,7 +44,7 @@ def _target(word: str, table: dict[int, str]) -> str:
 
 def fate(call: Call) -> tuple[str, str]:
     """(stdout, stderr) of ``call`` after its redirections."""
-    table = {1: PIPE if call.piped else CRON, 2: CRON}
+    table = {1: CRON, 2: CRON}
     for redirect in call.chain:
         _apply(redirect, table)
     return table[1], table[2]
@@ -52,7 +52,13 @@ def fate(call: Call) -> tuple[str, str]:
 
 def _apply(redirect: Redirect, table: dict[int, str]) -> None:
     op = redirect.op
-    if op in (">", ">>", ">|"):
+    if op == "|":
+        table[1] = PIPE
+    elif op == "|&":
+        table[1] = table[2] = PIPE
+    elif op in (">&-", "<&-") or (op in (">&", "<&") and redirect.target == "-"):
+        table[redirect.fd if redirect.fd is not None else (1 if op[0] == ">" else 0)] = CLOSED
+    elif op in (">", ">>", ">|"):
         table[redirect.fd if redirect.fd is not None else 1] = _target(redirect.target, table)
     elif op in ("&>", "&>>"):
         table[1] = table[2] = _target(redirect.target, table)
@@ -93,5 +99,6 @@ def fates(script: Script) -> list[Fate]:
             continue
         program = shown_program(inner.argv) or program
         stdout, stderr = fate(call)
-        out.append(Fate(call, program, stdout, stderr, tuple(r.raw for r in call.chain if r.is_output)))
+        shown = tuple(r.raw for r in call.chain if r.is_output and r.op not in ("|", "|&"))
+        out.append(Fate(call, program, stdout, stderr, shown))
     return out

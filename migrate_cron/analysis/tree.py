@@ -47,7 +47,7 @@ class Redirect:
 
     @property
     def is_output(self) -> bool:
-        return ">" in self.op
+        return ">" in self.op and not self.op.startswith("|")
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +144,11 @@ def _with(call: Call, **changes: Any) -> Call:
     return replace(call, **changes)
 
 
+#: Where a pipe takes a command's stdout (``|``) or both streams (``|&``), placed in the chain
+#: where the shell sets it up: after the enclosing groups' redirections, before the command's.
+PIPE = Redirect(1, "|", "pipe", "|")
+PIPE_BOTH = Redirect(None, "|&", "pipe", "|&")
+
 _DEFAULT_OPS = frozenset((":-", "-", ":=", "=", ":+", "+", ":?", "?"))
 
 
@@ -187,8 +192,13 @@ class _Walk:
                 if kind == "ERROR":
                     self._error(child, chain, sub)
                 continue
+            before = len(self.calls)
             self.statement(child, chain, joined, sub=sub)
             joined = ";"
+            if len(self.calls) == before + 1 and self.calls[-1].argv == ("exec",):
+                # `exec >FILE` with no command moves the shell's own streams: every later
+                # command of this list writes there.
+                chain = self.calls[-1].chain
 
     def _mark_background(self) -> None:
         if self.calls:
@@ -291,10 +301,12 @@ class _Walk:
     ) -> None:
         parts = [c for c in body.children if c.is_named and c.type != "comment"]
         if body.type == "pipeline":
+            pipes = _pipe_ops(body)
             for i, part in enumerate(parts):
                 last = i == len(parts) - 1
                 extra = redirects if last else ()
-                self._element(part, chain, extra, joined if i == 0 else "|", not last, sub)
+                inner = chain if last else chain + (pipes[i],)
+                self._element(part, inner, extra, joined if i == 0 else "|", not last, sub)
             return
         ops = [c.type for c in body.children if not c.is_named]
         for i, part in enumerate(parts):
@@ -339,9 +351,15 @@ class _Walk:
         self, node: Node, chain: tuple[Redirect, ...], joined: str, *, sub: bool
     ) -> None:
         parts = [c for c in node.children if c.is_named and c.type != "comment"]
+        pipes = _pipe_ops(node)
         for i, part in enumerate(parts):
+            last = i == len(parts) - 1
             self.statement(
-                part, chain, joined if i == 0 else "|", piped=i < len(parts) - 1, sub=sub
+                part,
+                chain if last else chain + (pipes[i],),
+                joined if i == 0 else "|",
+                piped=not last,
+                sub=sub,
             )
 
     # -- simple commands ----------------------------------------------------------------
@@ -512,6 +530,12 @@ class _Walk:
             if kind == "raw_string":
                 continue
             stack.extend(reversed(item.named_children))
+
+
+def _pipe_ops(node: Node) -> list[Redirect]:
+    """The pipe after each element of a pipeline: ``|`` or ``|&``."""
+    ops = [PIPE_BOTH if c.type == "|&" else PIPE for c in node.children if c.type in ("|", "|&")]
+    return ops + [PIPE]
 
 
 def _unescape(raw: str) -> str:

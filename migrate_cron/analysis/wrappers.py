@@ -110,6 +110,10 @@ def unwrap_words(words: tuple[Word, ...], depth: int = 0) -> Unwrapped:
             rest, options = _options(rest[1:], values)
             if head in ("sudo", "doas"):
                 user = options.get("-u") or options.get("--user") or user
+            if head == "env":
+                rest = [w for w in rest if w.value != "-"] if rest[:1] and rest[0].value == "-" else rest
+                while rest and rest[0].value in ("-", "-i", "--ignore-environment"):
+                    rest = rest[1:]
             if head == "flock" and "-c" in options:
                 lock = rest[0].value if rest else lock
                 return _body(wrappers + [head], options["-c"], depth, user, lock, container)
@@ -133,6 +137,9 @@ def unwrap_words(words: tuple[Word, ...], depth: int = 0) -> Unwrapped:
                 return _body(wrappers + [head], body, depth, user, lock, container)
             wrappers.append(head)
             continue
+        if head == "busybox" and len(rest) > 1 and basename(rest[1].value) in _SHELLS:
+            rest = rest[1:]
+            continue
         if head in _SHELLS:
             options, body_text = _shell_c(rest[1:])
             if body_text is not None:
@@ -148,6 +155,8 @@ def unwrap_words(words: tuple[Word, ...], depth: int = 0) -> Unwrapped:
         if head == "cronitor" and len(rest) > 2 and rest[1].value == "exec":
             rest = rest[3:]
             wrappers.append(head)
+            if len(rest) == 1 and " " in rest[0].value:  # the command as one string
+                return _body(wrappers, rest[0].value, depth, user, lock, container)
             continue
         break
     return Unwrapped(tuple(wrappers), tuple(w.value for w in rest), tuple(rest), None, user,
@@ -202,6 +211,10 @@ def _su(words: list[Word]) -> tuple[str | None, str | None, list[Word]]:
             body = words[i + 1].value
             i += 2
             continue
+        if word.startswith("--command="):
+            body = word.split("=", 1)[1]
+            i += 1
+            continue
         if word in ("-s", "--shell", "-g", "-G", "--group") and i + 1 < len(words):
             i += 2
             continue
@@ -237,10 +250,17 @@ def _container(words: list[Word]) -> tuple[str, list[Word]] | None:
     values = [w.value for w in words]
     i = 1
     if basename(values[0]) == "kubectl":
-        if "--" in values:
-            j = values.index("--")
-            target = next((v for v in values[2:j] if not v.startswith("-")), "")
-            return basename(target), list(words[j + 1 :])
+        if "--" not in values or "exec" not in values:
+            return None
+        j = values.index("--")
+        k = values.index("exec") + 1
+        while k < j:
+            if values[k] in ("-n", "--namespace", "-c", "--container", "--context", "-f"):
+                k += 2
+            elif values[k].startswith("-"):
+                k += 1
+            else:
+                return basename(values[k]), list(words[j + 1 :])
         return None
     if i < len(values) and values[i] == "compose":
         i += 1

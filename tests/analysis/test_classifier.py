@@ -14,11 +14,17 @@ from tests.analysis.helpers import job
         ("*/5 * * * * php artisan orders:push-erp --limit=250", "queue", "skip"),
         ("* * * * * python manage.py send_queued_mail", "queue", "skip"),
         (
-            "30 2 * * * php artisan invoices:export --date=$(date -d yesterday +\\%F)",
-            "schedule+enqueue",
-            "backfill",
-        ),
-        ("0 7,19 * * * php artisan payments:reconcile", "schedule+enqueue", "run-once"),
+            "30 2 * * * php artisan invoices:send --date=$(date -d yesterday +\\%F)",
+                "schedule+enqueue",
+                "backfill",
+            ),
+            (
+                "0 7,19 * * * curl --max-time 60 -X POST https://pay.example.com/v1/payouts",
+                "schedule+enqueue",
+                "run-once",
+            ),
+            # A word in a name is no evidence: an export may well stay on the host.
+            ("30 2 * * * php artisan invoices:export", "keep", "skip"),
         ("15 0 * * * pg_dumpall | gzip > /b/all.sql.gz", "keep", "run-once"),
         ("20 3 * * * find /var/log/app -mtime +14 -delete", "keep", "skip"),
         ("0 6 * * 1 /opt/weekly-report.sh | mail -s report ops", "keep", "skip"),
@@ -35,8 +41,10 @@ def test_recommendation_and_policy(line: str, recommendation: str, policy: str) 
 
 
 def test_reasons_name_the_evidence() -> None:
-    invoice = job("30 2 * * * php artisan invoices:export").classification
-    assert "invoices" in invoice.reason and "export" in invoice.reason
+    invoice = job("30 2 * * * php artisan invoices:send").classification
+    assert "invoices-send" in invoice.reason
+    upload = job("0 3 * * * rsync -a /srv/exports/ partner@ftp.example.net:inbox/").classification
+    assert "uploads to partner@ftp.example.net" in upload.reason
     poller = job("*/5 * * * * php artisan orders:push").classification
     assert "every 5 minutes" in poller.reason
 

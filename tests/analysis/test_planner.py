@@ -11,7 +11,7 @@ TEXT = """\
 0 4 * * * /opt/bin/compute-something
 */5 * * * * php artisan search:reindex-pending
 0 * * * * flock -n /tmp/agg.lock /opt/bin/aggregate
-30 2 * * * php artisan invoices:export || true
+30 2 * * * php artisan invoices:send || true
 @reboot /usr/bin/start
 */2 * * * * python manage.py retry_webhooks
 """
@@ -30,9 +30,9 @@ def test_plan_orders_by_pain_and_says_why() -> None:
         (5, Category.LEAVE),
     ]
     invoice = items[0]
-    assert invoice.reasons[0] == "hands over: invoices, export"
+    assert invoice.reasons[0] == "hands over: its name says it sends (invoices-send)"
     assert "finding: errors-swallowed" in invoice.reasons
-    assert invoice.name == "invoices-export"
+    assert invoice.name == "invoices-send"
     assert invoice.recommendation == "schedule+enqueue"
     assert invoice.ref == "crontab:4"
     assert items[2].reasons[0] == "polls every 5 min"

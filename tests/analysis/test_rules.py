@@ -163,27 +163,81 @@ def test_reboot() -> None:
     assert reboot.next_runs == ()
 
 
-def test_hand_over_names_its_words_but_not_report_mail() -> None:
-    finding = next(
-        f
-        for f in job("30 2 * * * php artisan invoices:export --upload").findings
-        if f.rule == "hand-over"
-    )
-    assert '"invoices"' in finding.message and '"export"' in finding.message
-    assert "hand-over" not in rules("0 6 * * * /opt/daily-report.sh | mail -s report ops")
-    assert "hand-over" not in rules("0 6 * * * php artisan cache:clear")
+@pytest.mark.parametrize(
+    ("line", "evidence"),
+    [
+        ("0 2 * * * mail -s invoice partner@example.net < /srv/out/inv.txt", "mails partner@"),
+        ("0 2 * * * curl -sS -m 30 -d @/srv/out.json https://api.example.net/in", "over HTTP"),
+        ("0 2 * * * scp /srv/out/orders.csv edi@partner.example:incoming/", "uploads to"),
+        ("0 2 * * * php artisan newsletter:send", "its name says it sends"),
+        ("0 2 * * * /opt/app/jobs/email_reminders", "its name says it sends"),
+    ],
+)
+def test_hand_over_needs_evidence_in_the_tree(line: str, evidence: str) -> None:
+    finding = next(f for f in job(line).findings if f.rule == "hand-over")
+    assert evidence in finding.message
 
 
-def test_hidden_ordering_points_at_the_earlier_job() -> None:
+@pytest.mark.parametrize(
+    "line",
+    [
+        "0 6 * * * /opt/daily-report.sh | mail -s report ops",  # a report to oneself
+        "0 6 * * * php artisan cache:clear",
+        "0 6 * * * export PATH=/opt/bin:$PATH; /opt/bin/rotate",  # the builtin, not a hand-over
+        "0 6 * * * /srv/youtube-export/bin/refresh",  # a directory's name
+        "0 6 * * * curl -m 30 https://example.net/api/email/stats",  # words in a URL path
+        "0 6 * * * notify-send done",  # a desktop notification tool
+        "0 6 * * * php bin/console app:data-providers:sync",  # pulls data in
+        "0 6 * * * find /var/lib/app/http_upload -mtime +14 -delete",
+        "0 6 * * * ./manage.py clear_expired_email_verifications",
+    ],
+)
+def test_no_hand_over_from_words(line: str) -> None:
+    assert "hand-over" not in rules(line)
+
+
+def test_hidden_ordering_needs_a_data_link() -> None:
+    """A job that reads what an earlier one writes is timed to follow it; two jobs a few
+    minutes apart with nothing in common are not."""
     report = report_for(
-        "0 1 * * * /opt/etl/extract\n20 1 * * * /opt/etl/transform\n0 4 * * * /opt/other\n"
+        "0 1 * * * /opt/etl/extract > /srv/etl/day.csv\n"
+        "20 1 * * * rsync -a /srv/etl/day.csv /mnt/archive/\n"
+        "0 4 * * * /opt/other\n"
     )
-    transform = report.jobs[1]
-    finding = next(f for f in transform.findings if f.rule == "hidden-ordering")
+    copy = report.jobs[1]
+    finding = next(f for f in copy.findings if f.rule == "hidden-ordering")
     assert "20 min after line 1 (extract at 01:00)" in finding.message
-    assert "enqueue transform when extract succeeds" in finding.fix
+    assert "/srv/etl/day.csv" in finding.message
+    assert "enqueue copy-day when extract succeeds" in finding.fix
+    apart = report_for("0 1 * * * /opt/etl/extract\n20 1 * * * /opt/etl/transform\n")
+    assert not any(f.rule == "hidden-ordering" for r in apart.jobs for f in r.findings)
+
+
+def test_same_minute_in_one_application_directory_is_unordered() -> None:
+    report = report_for(
+        "0 3 * * * /srv/game/server/scripts/update.sh\n"
+        "0 3 * * * /srv/game/server/scripts/purge-old.sh\n"
+        "0 3 * * * /opt/unrelated/run-report\n"
+    )
+    second = report.jobs[1]
+    finding = next(f for f in second.findings if f.rule == "hidden-ordering")
+    assert "same minute as line 1" in finding.message and "in no order" in finding.message
     assert not any(f.rule == "hidden-ordering" for f in report.jobs[2].findings)
-    assert not any(f.rule == "hidden-ordering" for f in report.jobs[0].findings)
+
+
+def test_a_copy_of_a_snapshot_races_its_rotation() -> None:
+    """rsnapshot LEVEL rotates LEVEL.0, LEVEL.1… (rsnapshot(1)): a copy of hourly.0 in the
+    minute `rsnapshot hourly` runs reads a directory being rotated."""
+    report = report_for(
+        "0 */6 * * * rsnapshot hourly\n"
+        "30 3 * * * rsnapshot daily\n"
+        "0 6 * * * rsync -a /srv/snapshots/hourly.0 /mnt/offsite/\n"
+        "30 4 * * * rsync -a /srv/snapshots/daily.0 /mnt/offsite/\n"
+    )
+    race = next(f for f in report.jobs[2].findings if f.rule == "hidden-ordering")
+    assert "same minute as line 1" in race.message and "hourly snapshot" in race.message
+    after = next(f for f in report.jobs[3].findings if f.rule == "hidden-ordering")
+    assert "60 min after line 2" in after.message and "line 3" not in after.message
 
 
 def test_hidden_ordering_needs_the_same_days() -> None:
