@@ -137,6 +137,7 @@ def analyze_command(
     # minute) would pay for the analysis and Rich otherwise.
     from migrate_cron.analysis.report import analyze, read_durations
     from migrate_cron.cli.render.analyze import render_markdown, render_terminal, write_report_json
+    from migrate_cron.cli.render.numbers import counted
     from migrate_cron.crontab.entry import Severity
     from migrate_cron.crontab.parser import gc_paused
     from migrate_cron.crontab.sources import load_files
@@ -157,7 +158,7 @@ def analyze_command(
             raise UsageError("no crontab given: pass FILE…, '-' for stdin, or --system")
         timings = read_durations(_read_text(durations), str(durations)) if durations else None
         lines = sum(len(c.lines) for c in crontabs)
-        progress.say(f"analysing {lines:,} lines")
+        progress.say(f"analysing {counted(lines, 'line')}")
         report = analyze(
             crontabs,
             now=when,
@@ -170,7 +171,7 @@ def analyze_command(
             progress.stop()  # the output itself shows it is moving
         else:
             what = "JSON" if as_json else "Markdown" if markdown else "the table"
-            progress.say(f"writing {what} for {len(report.jobs):,} jobs")
+            progress.say(f"writing {what} for {counted(len(report.jobs), 'job')}")
         if as_json:
             write_report_json(report)
         elif markdown:

@@ -367,37 +367,54 @@ def generate_registry(
         )
     else:
         typer.echo(str(output))
+    from rich.markup import escape
+
+    from migrate_cron.cli.render.escape import printable
+    from migrate_cron.cli.render.numbers import counted, plural
+
+    def shown(text: object) -> str:
+        """A name, path or line of the crontab as it is, never markup or terminal codes."""
+        return escape(printable(str(text)))
+
     colors = {NEW: "green", CHANGED: "red", UPDATED: "yellow", GONE: "yellow"}
     for a in result.actions:
         color = colors.get(a.status)
         status = f"[{color}]{a.status:8}[/{color}]" if color else f"{a.status:8}"
-        info(f"{status} {a.name:24} {a.file}:{a.line}" + (f"  {a.detail}" if a.detail else ""))
+        detail = f"  {shown(a.detail)}" if a.detail else ""
+        info(f"{status} {shown(f'{a.name:24}')} {shown(a.file)}:{a.line}{detail}")
         if a.status in (CHANGED, UPDATED):
-            info(f"           registry: {a.old_text}\n           file:     {a.new_text}")
+            info(
+                f"           registry: {shown(a.old_text)}\n           file:     "
+                f"{shown(a.new_text)}"
+            )
     for s in result.skipped:
-        info(f"skipped  {s.file}:{s.line}  {s.reason}")
+        info(f"skipped  {shown(s.file)}:{s.line}  {shown(s.reason)}")
     counts = {k: len({a.name for a in result.actions if a.status == k}) for k in (NEW, CHANGED)}
     if dry_run:
         info("dry run: nothing written")
     elif result.written:
         info(
-            f"wrote {output}: {counts[NEW]} new job(s); check the names and policies, then "
-            "`migrate-cron plan` and `migrate-cron migrate NAME`"
+            f"wrote {shown(output)}: {counted(counts[NEW], 'new job')}; check the names and "
+            "policies, then `migrate-cron plan` and `migrate-cron migrate NAME`"
         )
     else:
-        info(f"{output} is up to date")
+        info(f"{shown(output)} is up to date")
     rejected = [s for s in result.skipped if s.reason.startswith("cron rejects")]
     if rejected and not result.conflicts:
+        n = len(rejected)
         info(
-            f"[red]{len(rejected)} line(s) are not valid crontab syntax and were not taken[/red]: "
-            "fix them (see `migrate-cron analyze`) and re-run"
+            f"[red]{counted(n, 'line')} {plural(n, 'is', 'are')} not valid crontab syntax and "
+            f"{plural(n, 'was', 'were')} not taken[/red]: fix "
+            f"{plural(n, 'it', 'them')} (see `migrate-cron analyze`) and re-run"
         )
         raise typer.Exit(1)
     if result.conflicts:
+        n = len(result.conflicts)
         info(
-            f"[red]{len(result.conflicts)} line(s) changed since the registry was generated "
-            "and were left as they were[/red]: check them, then re-run with --force to take "
-            "the new lines (names are kept)"
+            f"[red]{counted(n, 'line')} changed since the registry was generated and "
+            f"{plural(n, 'was', 'were')} left as {plural(n, 'it was', 'they were')}[/red]: "
+            f"check {plural(n, 'it', 'them')}, then re-run with --force to take the new "
+            f"{plural(n, 'line')} (names are kept)"
         )
         raise typer.Exit(1)
 

@@ -12,6 +12,8 @@ from migrate_cron.cli.common import JsonFlag, TzOption, reflow
 from migrate_cron.config import DEFAULT_REGISTRY, REGISTRY_ENV
 
 if TYPE_CHECKING:
+    from rich.console import RenderableType
+
     from migrate_cron.migration.planning import PlanRow
 
 
@@ -73,57 +75,70 @@ def plan(
 
 
 def render_markdown(rows: list[PlanRow]) -> str:
+    """Markdown for a ticket: a heading per step (not numbered: the rows are), a table each."""
     out = ["# Migration plan", ""]
-    step = 0
-    for r in rows:
-        if r.step != step:
-            step = r.step
-            out += [
-                "",
-                f"## {step}. {r.title}",
-                "",
-                "| # | job | line | schedule | why |",
-                "|---|---|---|---|---|",
-            ]
-        why = _md(r.reason) + ("" if r.step >= 4 else f" — next: `{_md(r.next_command)}`")
-        out.append(
-            f"| {r.order} | `{r.job}` | {_md(r.file)}:{r.line} | `{_md(r.schedule)}` | {why} |"
-        )
+    for title, group in _steps(rows):
+        out += [
+            "",
+            f"## {_md(title)}",
+            "",
+            "| # | job | line | schedule | why |",
+            "|---|---|---|---|---|",
+        ]
+        for r in group:
+            why = _md(r.reason) + ("" if r.step >= 4 else f" — next: `{_md(r.next_command)}`")
+            out.append(
+                f"| {r.order} | `{_md(r.job)}` | {_md(r.where)}:{r.line} | `{_md(r.schedule)}` "
+                f"| {why} |"
+            )
     return "\n".join(out).replace("\n\n\n", "\n\n") + "\n"
 
 
+def _steps(rows: list[PlanRow]) -> list[tuple[str, list[PlanRow]]]:
+    """The rows per step, in step order, each with its heading: the step's title as a
+    sentence and how many jobs it holds ("Lost work hurts most — 3 jobs"). Headings carry no
+    number, so only the rows read as the order to move in."""
+    from migrate_cron.cli.render.numbers import counted
+
+    out = []
+    for step in sorted({r.step for r in rows}):
+        group = [r for r in rows if r.step == step]
+        title = group[0].title
+        out.append((f"{title[:1].upper()}{title[1:]} — {counted(len(group), 'job')}", group))
+    return out
+
+
 def _render_table(rows: list[PlanRow]) -> None:
-    from rich.console import Console
     from rich.markup import escape
-    from rich.table import Table
 
-    from migrate_cron.cli.render.fit import FitOrStack
+    from migrate_cron.cli.render.console import report_console
+    from migrate_cron.cli.render.escape import printable
 
-    console = Console() if sys.stdout.isatty() else Console(width=160)
+    def shown(text: str) -> str:
+        return escape(printable(text))
+
+    console = report_console(pipe_width=160)
     if not rows:
         console.print("no job lines to plan")
         return
-    for step in sorted({r.step for r in rows}):
-        group = [r for r in rows if r.step == step]
-        console.print(f"[bold]{step}. {escape(group[0].title)}[/bold]")
-        table = Table(box=None, pad_edge=False, show_header=False, padding=(0, 2, 0, 0))
-        table.add_column("#", justify="right", no_wrap=True)
-        table.add_column("job", no_wrap=True)
-        table.add_column("line", no_wrap=True)
-        table.add_column("schedule", no_wrap=True)
-        table.add_column("why", overflow="fold")
-        for r in group:
-            why = escape(r.reason)
-            if r.step < 4:
-                why += f" [dim]→ {escape(r.recommendation)}, missed runs: {escape(r.policy)}[/dim]"
-            table.add_row(
+    for title, group in _steps(rows):
+        console.print(f"[bold underline]{shown(title)}[/bold underline]")
+        cells = [
+            (
                 f"{r.order}.",
-                escape(r.job),
-                escape(f"{r.where}:{r.line}"),
-                escape(r.schedule),
-                why,
+                shown(r.job),
+                shown(f"{r.where}:{r.line}"),
+                shown(r.schedule),
+                shown(r.reason)
+                + (
+                    f" [dim]→ {shown(r.recommendation)}, missed runs: {shown(r.policy)}[/dim]"
+                    if r.step < 4
+                    else ""
+                ),
             )
-        console.print(FitOrStack(table))
+            for r in group
+        ]
+        console.print(_step_table(cells, console.width))
         console.print()
     first = next((r for r in rows if r.step < 4), None)
     if first is not None:
@@ -133,7 +148,37 @@ def _render_table(rows: list[PlanRow]) -> None:
         step_one = (
             f"`migrate-cron generate registry {every}`, then " if not first.registry_name else ""
         )
-        info(escape(f"start with {first.job}: {step_one}`{first.next_command}`"))
+        info(shown(f"start with {first.job}: {step_one}`{first.next_command}`"))
+
+
+#: Narrower than this, the reason goes under its row instead of into a column of its own.
+WHY_MIN_WIDTH = 40
+
+
+def _step_table(cells: list[tuple[str, str, str, str, str]], width: int) -> RenderableType:
+    """A step's rows: number, job, line, schedule and why side by side when the why column
+    gets at least ``WHY_MIN_WIDTH`` columns; else each why on its own line under its row,
+    indented under the job (a why folded into a column of a dozen characters reads as noise)."""
+    from rich.markup import render
+    from rich.table import Table
+
+    from migrate_cron.cli.render.fit import FitOrStack
+
+    widths = [max(render(row[i]).cell_len for row in cells) for i in range(4)]
+    table = Table(box=None, pad_edge=False, show_header=False, padding=(0, 2, 0, 0))
+    table.add_column("#", justify="right", no_wrap=True)
+    if width - sum(widths) - 2 * 4 >= WHY_MIN_WIDTH:
+        table.add_column("job", no_wrap=True)
+        table.add_column("line", no_wrap=True)
+        table.add_column("schedule", no_wrap=True)
+        table.add_column("why", overflow="fold")
+        for row in cells:
+            table.add_row(*row)
+        return FitOrStack(table)
+    table.add_column("what", overflow="fold")
+    for number, job, where, schedule, why in cells:
+        table.add_row(number, f"[bold]{job}[/bold]  {where}  {schedule}\n{why}")
+    return table
 
 
 def _with_registry_names(rows: list[PlanRow], registry: str | None) -> list[PlanRow]:
@@ -159,7 +204,9 @@ def _with_registry_names(rows: list[PlanRow], registry: str | None) -> list[Plan
 
 
 def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    from migrate_cron.cli.render.escape import printable
+
+    return printable(text.replace("|", "\\|").replace("\n", " "))
 
 
 plan.__doc__ = reflow(plan.__doc__)

@@ -1,8 +1,11 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import run_cli
 
@@ -20,7 +23,7 @@ def test_plan_orders_by_pain_and_says_why(tmp_path: Path) -> None:
     proc = run_cli("plan", "shop.crontab", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    assert out.index("1. lost work hurts most") < out.index("4. leave alone")
+    assert out.index("Lost work hurts most — 3 jobs") < out.index("Leave alone — 4 jobs")
     assert "invoices-export" in out and "hands over: invoices" in out
     assert "the framework's scheduler" in out
     assert "migrate-cron generate registry shop.crontab" in proc.stderr
@@ -34,7 +37,8 @@ def test_plan_json_and_markdown(tmp_path: Path) -> None:
     assert first["step"] == 1 and first["next"].startswith("migrate-cron migrate ")
     assert all(i["next"] is None for i in items if i["step"] == 4)
     md = run_cli("plan", "shop.crontab", "--markdown", cwd=tmp_path).stdout
-    assert md.startswith("# Migration plan") and "## 4. leave alone" in md and "| # | job |" in md
+    assert md.startswith("# Migration plan") and "## Leave alone — 4 jobs" in md
+    assert "| # | job |" in md
 
 
 def test_plan_uses_the_registry_names(tmp_path: Path) -> None:
@@ -56,3 +60,33 @@ def test_plan_usage_errors(tmp_path: Path) -> None:
     bad_tz = run_cli("plan", "shop.crontab", "--tz", "Mars/Base", cwd=tmp_path)
     assert bad_tz.returncode == 2 and "IANA" in bad_tz.stderr
     assert "Traceback" not in missing.stderr + both.stderr + bad_tz.stderr
+
+
+PLAN = (
+    "*/5 * * * * /opt/shop/bin/push-orders-to-erp\n"
+    "0 2 * * * /opt/shop/bin/export-invoices || true\n"
+    "30 3 * * 0 /opt/shop/bin/prune-sessions\n"
+    "45 3 * * * find /var/tmp/shop -mtime +7 -delete\n"
+)
+
+
+@pytest.mark.parametrize("columns", ["80", "120"])
+def test_plan_headings_are_not_numbered_and_its_rows_are(tmp_path: Path, columns: str) -> None:
+    """A heading that reads "2. ..." next to a row "2." looks like a step of the plan; only
+    the rows are numbered, 1, 2, 3 … across the headings."""
+    (tmp_path / "shop.cron").write_text(PLAN)
+    done = run_cli("plan", "shop.cron", env={"COLUMNS": columns}, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert all(len(line) <= int(columns) for line in lines), max(lines, key=len)
+    numbered = [line for line in lines if re.match(r"\d+\.\s", line)]
+    assert [int(line.split(".")[0]) for line in numbered] == [1, 2, 3, 4]
+    assert all("shop.cron:" in line for line in numbered)  # every numbered line is a job
+    headings = [line for line in lines if re.match(r"[A-Z]", line)]
+    assert headings and all(re.search(r" — \d+ jobs?$", h.rstrip()) for h in headings)
+    assert "Leave alone — 2 jobs" in headings
+    md = run_cli("plan", "shop.cron", "--markdown", cwd=tmp_path).stdout
+    titles = [line for line in md.splitlines() if line.startswith("## ")]
+    assert titles and not [t for t in titles if re.match(r"## \d", t)]
+    rows = [line for line in md.splitlines() if re.match(r"\| \d+ \|", line)]
+    assert len(rows) == 4

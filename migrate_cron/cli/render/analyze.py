@@ -8,12 +8,14 @@ import json
 import os
 import sys
 from collections.abc import Iterator
-from dataclasses import replace
 from datetime import UTC, datetime
-from functools import partial
+from functools import lru_cache, partial
 from typing import TYPE_CHECKING, Any
 
 from migrate_cron.analysis.report_json import to_json
+from migrate_cron.cli.render.escape import printable
+from migrate_cron.cli.render.findings import SEVERITY_STYLE
+from migrate_cron.cli.render.numbers import counted
 from migrate_cron.crontab.timezone import zone
 
 if TYPE_CHECKING:
@@ -21,9 +23,9 @@ if TYPE_CHECKING:
 
     from migrate_cron.analysis.report import JobReport, Report
     from migrate_cron.cli.render.grid import Cell, GridColumn, Paragraph, Row
+    from migrate_cron.crontab.entry import CrontabFile
 
 
-_SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 _ACTION_STYLE = {"queue": "bold magenta", "schedule+enqueue": "bold blue", "keep": "green"}
 
 
@@ -56,17 +58,6 @@ def rate(per_day: float) -> str:
     return f"{per_day:.2g}"
 
 
-def _stdout_console() -> Console:
-    """A terminal's own width; piped, the width COLUMNS asks for, else a fixed 140 columns
-    (a stable layout for pipes and files; scripts use --json)."""
-    import os
-
-    from rich.console import Console
-
-    chosen = sys.stdout.isatty() or os.environ.get("COLUMNS", "").isdigit()
-    return Console(highlight=False, width=None if chosen else 140)
-
-
 def job_columns() -> tuple[GridColumn, ...]:
     # Built on call: importing rich (the grid's wrapping) would slow every --json run.
     from migrate_cron.cli.render.grid import GridColumn
@@ -82,16 +73,17 @@ def job_columns() -> tuple[GridColumn, ...]:
     )
 
 
-def job_rows(jobs: list[JobReport], ignored: bool) -> Iterator[Row]:
+def job_rows(jobs: list[JobReport], ignored: bool, now: datetime | None = None) -> Iterator[Row]:
     """One file's jobs as table rows; built on demand (twice: measured, then printed), so a
-    100,000-line crontab never holds its whole table in memory."""
+    100,000-line crontab never holds its whole table in memory. Text from the file is shown
+    escaped (``printable``); a next run in another year than ``now``'s shows its year."""
     for r in jobs:
         line = r.job.line
         description: Paragraph = ((r.description, "dim"),)
         if line.timezone:
-            description += ((f" ({line.timezone})", "dim"),)
+            description += ((f" ({printable(line.timezone)})", "dim"),)
         nxt = (
-            r.next_runs[0].astimezone(zone(r.job.timezone)).strftime("%a %m-%d %H:%M")
+            next_run(r.next_runs[0], r.job.timezone, now)
             if r.next_runs
             else "never: file ignored"
             if ignored
@@ -105,100 +97,108 @@ def job_rows(jobs: list[JobReport], ignored: bool) -> Iterator[Row]:
         )
         if verdict.should_move:
             do += (((f"{verdict.true_sentences}/4 sentences", "bold"),),)
-        command = (line.command or "").strip()
-        shown: Paragraph = ((command if len(command) < 200 else command[:197] + "…", ""),)
+        # Whole, folded at the width: the end of a command (its redirection) matters most.
+        shown: Paragraph = ((printable((line.command or "").strip()), ""),)
         if line.user:
-            shown = ((f"{line.user}: ", "dim"), *shown)
+            shown = ((f"{printable(line.user)}: ", "dim"), *shown)
         yield (
             (((str(line.number), ""),),),
-            (((line.schedule or "", "bold"),), description),
+            (((printable(line.schedule or ""), "bold"),), description),
             (((rate(r.job.cadence.runs_per_day if r.job.cadence else 0), ""),),),
             (((nxt, ""),),),
             (shown,),
-            tuple(((f.rule, _SEVERITY_STYLE[str(f.severity)]),) for f in r.findings),
+            tuple(((f.rule, SEVERITY_STYLE[str(f.severity)]),) for f in r.findings),
             do,
         )
 
 
-def render_terminal(report: Report) -> None:
-    import os
+@lru_cache(maxsize=4096)  # runs are shared per schedule: a few hundred in 35,000 rows
+def next_run(t: datetime, timezone: str, now: datetime | None) -> str:
+    """``Sun 1 Mar 12:05`` in the job's zone; ``Tue 5 Jan 2027 03:00`` when the run falls in
+    another year than ``now`` (there), so a yearly job's date is never read as this year's."""
+    local = t.astimezone(zone(timezone))
+    year = "" if now is not None and now.astimezone(local.tzinfo).year == local.year else " %Y"
+    return local.strftime(f"%a {local.day} %b{year} %H:%M")
 
+
+def render_terminal(report: Report) -> None:
+    from rich.markup import escape
+
+    from migrate_cron.cli.render.console import chosen_width, report_console
+    from migrate_cron.cli.render.findings import print_findings
     from migrate_cron.cli.render.grid import write_grid
 
-    console = _stdout_console()
+    console = report_console()
     # A width the user has (a terminal, or COLUMNS) gets stacked records when the table does
     # not fit, never a clipped "Do" column; the fixed 140 columns of a pipe keep the table.
-    stack = console.is_terminal or os.environ.get("COLUMNS", "").isdigit()
+    stack = chosen_width()
     by_file: dict[tuple[str | None, str], list[JobReport]] = {}
     for job in report.jobs:
         by_file.setdefault((job.job.host, job.job.line.file), []).append(job)
     for crontab in report.files:
         jobs = by_file.get((crontab.host, crontab.path), [])
-        title = f"{crontab.label} — {len(jobs)} jobs, {crontab.format} format"
-        if crontab.ignored:
-            title += " — CRON IGNORES THIS WHOLE FILE"
-        rows = partial(job_rows, jobs, crontab.ignored)
-        write_grid(console, title, job_columns(), rows, stack_when_narrow=stack)
-        console.print(f"[dim]{crontab.format_reason}[/dim]")
-        if crontab.format_inferred:
-            console.print(
-                "[yellow]the format was inferred from the lines, not from the file's place: "
-                "pass --format user|system if it is wrong (migrate asks for it)[/yellow]"
-            )
+        label = escape(printable(crontab.label))
+        if not jobs:
+            # No empty table: a sentence, and the file's own findings below with the rest.
+            console.print(f"[bold]{label}[/bold] — {_no_jobs(crontab)}")
+        else:
+            title = f"{label} — {counted(len(jobs), 'job')}, {crontab.format} format"
+            if crontab.ignored:
+                title += " — CRON IGNORES THIS WHOLE FILE"
+            rows = partial(job_rows, jobs, crontab.ignored, report.now)
+            write_grid(console, title, job_columns(), rows, stack_when_narrow=stack)
+            console.print(f"[dim]{escape(printable(crontab.format_reason))}[/dim]")
+            if crontab.format_inferred:
+                console.print(
+                    "[yellow]the format was inferred from the lines, not from the file's place: "
+                    "pass --format user|system if it is wrong (migrate asks for it)[/yellow]"
+                )
         console.print()
-    _print_findings(console, report)
-    _print_summary(console, report)
+    document = to_json(report, with_entries=False, with_plan=False)
+    rules = {rule: facts["explanation"] for rule, facts in document["rules"].items()}
+    print_findings(console, report.findings, rules)
+    _print_summary(console, report, document["summary"])
 
 
-def _print_findings(console: Console, report: Report) -> None:
-    from rich.table import Table
-    from rich.text import Text
-
-    if not report.findings:
-        console.print("[green]No findings.[/green]")
-        return
-    console.print("[bold]Findings[/bold] — what to do")
-    grid = Table.grid(padding=(0, 1))
-    grid.add_column(justify="right", no_wrap=True)
-    # Folded, never cut: a location longer than the column keeps its line number.
-    grid.add_column(overflow="fold")
-    here = os.getcwd() + os.sep
-    for f in report.findings[:300]:
-        style = _SEVERITY_STYLE[str(f.severity)]
-        body = Text()
-        # Under the current directory, relative (as a compiler shows what it was given).
-        shown = replace(f, file=f.file[len(here) :]) if f.file.startswith(here) else f
-        body.append(shown.location, style="bold")
-        body.append(f" {f.rule}", style=style)
-        body.append(f"  {f.message}\n")
-        body.append("fix: ", style="bold green")
-        body.append(f.fix)
-        grid.add_row(Text(str(f.severity), style=style), body)
-    console.print(grid)
-    if len(report.findings) > 300:
-        console.print(f"[dim]… {len(report.findings) - 300} more findings (use --json)[/dim]")
-    console.print()
+def _no_jobs(crontab: CrontabFile) -> str:
+    """The sentence for a file without a job line (instead of an empty table)."""
+    if crontab.ignored:
+        return "no job lines: CRON IGNORES THIS WHOLE FILE (see the findings)"
+    if not crontab.lines:
+        return "an empty file: no job lines"
+    total = len(crontab.lines)
+    rejected = len(crontab.invalid)
+    if rejected:
+        return (
+            f"no job lines: cron rejects {rejected:,} of its {counted(total, 'line')} "
+            "(see the findings)"
+        )
+    return f"no job lines (only comments, settings or blank lines: {counted(total, 'line')})"
 
 
-def _print_summary(console: Console, report: Report) -> None:
-    data = to_json(report)["summary"] if len(report.jobs) < 5000 else _quick_summary(report)
+def _print_summary(console: Console, report: Report, data: dict[str, Any]) -> None:
+    from rich.markup import escape
+
     sev = data["findings"]
     rec = data["recommendations"]
     console.print(
-        f"[bold]Summary[/bold]: {data['files']} file(s), {data['jobs']} jobs, "
-        f"{data['rejected']} rejected line(s); findings: [red]{sev['error']} error[/red], "
-        f"[yellow]{sev['warning']} warning[/yellow], [cyan]{sev['info']} info[/cyan]"
+        f"[bold]Summary[/bold]: {counted(data['files'], 'file')}, "
+        f"{counted(data['jobs'], 'job')}, {counted(data['rejected'], 'rejected line')}; "
+        f"{counted(sum(sev.values()), 'finding')}: [red]{counted(sev['error'], 'error')}"
+        f"[/red], [yellow]{counted(sev['warning'], 'warning')}[/yellow], "
+        f"[cyan]{sev['info']:,} info[/cyan]"
     )
     console.print(
-        f"Recommend: [magenta]{rec['queue']} queue[/magenta], "
-        f"[blue]{rec['schedule+enqueue']} schedule+enqueue[/blue], "
-        f"[green]{rec['keep']} keep[/green]; {data['should_move']} line(s) with 2+ of the "
-        "four sentences true should move."
+        f"Recommend: [magenta]{counted(rec['queue'], 'job')} to queue[/magenta], "
+        f"[blue]{rec['schedule+enqueue']:,} to schedule+enqueue[/blue], "
+        f"[green]{rec['keep']:,} to keep on cron[/green]; "
+        f"{counted(data['should_move'], 'line')} with 2+ of the four sentences true "
+        "should move."
     )
     first = [p for p in report.plan if p.category != "leave"][:3]
     if first:
         names = ", ".join(f"{p.name} ({p.ref}, {p.category})" for p in first)
-        console.print(f"Migrate first: {names}")
+        console.print(f"Migrate first: {escape(printable(names))}")
     from migrate_cron.crontab.flavour import flavour
 
     cron = flavour(report.cron)
@@ -209,28 +209,18 @@ def _print_summary(console: Console, report: Report) -> None:
     )
 
 
-def _quick_summary(report: Report) -> dict[str, Any]:
-    from collections import Counter
-
-    severities = Counter(str(f.severity) for f in report.findings)
-    actions = Counter(str(r.classification.recommendation) for r in report.jobs)
-    return {
-        "files": len(report.files),
-        "jobs": len(report.jobs),
-        "rejected": sum(len(c.invalid) for c in report.files),
-        "findings": {s: severities.get(s, 0) for s in ("error", "warning", "info")},
-        "recommendations": {a: actions.get(a, 0) for a in ("queue", "schedule+enqueue", "keep")},
-        "should_move": sum(1 for r in report.jobs if r.classification.should_move),
-    }
-
-
 def render_markdown(report: Report) -> str:
+    from migrate_cron.cli.render.findings import kinds, where
+
     out: list[str] = ["# Crontab analysis", ""]
-    summary = to_json(report)["summary"]
+    document = to_json(report, with_entries=False, with_plan=False)
+    summary = document["summary"]
+    sev = summary["findings"]
     out.append(
-        f"{summary['files']} file(s), {summary['jobs']} jobs, {summary['rejected']} rejected "
-        f"line(s). Findings: {summary['findings']['error']} error, "
-        f"{summary['findings']['warning']} warning, {summary['findings']['info']} info. "
+        f"{counted(summary['files'], 'file')}, {counted(summary['jobs'], 'job')}, "
+        f"{counted(summary['rejected'], 'rejected line')}. "
+        f"{counted(sum(sev.values()), 'finding')}: {counted(sev['error'], 'error')}, "
+        f"{counted(sev['warning'], 'warning')}, {sev['info']:,} info. "
         f"Next runs after {iso_z(report.now)}; default timezone {report.default_tz}."
     )
     out.append("")
@@ -238,7 +228,11 @@ def render_markdown(report: Report) -> str:
         jobs = [
             r for r in report.jobs if (r.job.host, r.job.line.file) == (crontab.host, crontab.path)
         ]
-        out += [f"## `{crontab.label}`", "", f"_{crontab.format_reason}_", ""]
+        out += [f"## `{_md(crontab.label)}`", ""]
+        if not jobs:
+            out += [_no_jobs(crontab) + ".", ""]
+            continue
+        out += [f"_{crontab.format_reason}_", ""]
         out.append(
             "| Line | Schedule | Runs/day | Next run | Command | Findings | Recommendation |"
         )
@@ -257,26 +251,34 @@ def render_markdown(report: Report) -> str:
             out.append(
                 f"| {line.number} | `{_md(line.schedule or '')}` {r.description} | "
                 f"{rate(r.job.cadence.runs_per_day if r.job.cadence else 0)} | {nxt} | "
-                f"`{_md((line.command or '').strip()[:80])}` | {findings} | {rec} |"
+                f"`{_md((line.command or '').strip())}` | {findings} | {rec} |"
             )
         out.append("")
     if report.findings:
         out += ["## Findings", ""]
-        for f in report.findings:
-            out.append(f"- **{f.severity}** `{f.location}` `{f.rule}`: {_md(f.message)}  ")
-            out.append(f"  Fix: {_md(f.fix)}")
-        out.append("")
+        rules = {rule: facts["explanation"] for rule, facts in document["rules"].items()}
+        here = os.getcwd() + os.sep
+        for kind in kinds(report.findings, rules):
+            out += [f"### {kind.severity} `{kind.rule}` — {_md(where(kind.findings, here))}", ""]
+            if kind.explanation:
+                out += [f"_{_md(kind.explanation)}_", ""]
+            several = len({(f.host, f.file) for f in kind.findings}) > 1
+            for remedy in kind.remedies:
+                for entry in remedy.entries:
+                    at = where(entry.findings, here, with_file=several)
+                    out.append(f"- {_md(at)}: {_md(entry.message)}")
+                out += ["", f"Fix: {_md(remedy.fix)}", ""]
     moving = [p for p in report.plan if p.category != "leave"]
     if moving:
         out += ["## Migration order", ""]
         for p in moving:
             out.append(
-                f"{p.order}. `{p.name}` ({p.ref}) — {p.category}: {'; '.join(p.reasons)} → "
-                f"{p.recommendation}, missed runs: {p.policy}"
+                f"{p.order}. `{_md(p.name)}` ({_md(p.ref)}) — {p.category}: "
+                f"{_md('; '.join(p.reasons))} → {p.recommendation}, missed runs: {p.policy}"
             )
         out.append("")
     return "\n".join(out)
 
 
 def _md(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return printable(text.replace("|", "\\|").replace("\n", " "))
