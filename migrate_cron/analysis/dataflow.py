@@ -18,6 +18,7 @@ from migrate_cron.analysis.wrappers import basename, work_calls
 
 _COPIES = frozenset(("rsync", "cp", "scp", "rclone", "mv", "unison"))
 _LOG = re.compile(r"(?:^/var/log/|^/proc/|^/dev/|\.log$|\.log\.txt$|\.out$|\.err$)")
+_SYSTEM = ("/usr/", "/bin", "/sbin", "/etc/", "/lib", "/var/lib/", "/usr")
 _SNAPSHOT = re.compile(r"^([A-Za-z]+)\.\d+$")
 
 
@@ -108,6 +109,8 @@ def common_place(a: Paths, b: Paths) -> str | None:
     for x in a.places:
         for y in b.places:
             common = _common(x, y)
+            if common.startswith(_SYSTEM) or common in ("/opt", "/srv", "/home", "/var/www"):
+                continue  # /usr/local/bin holds every admin's scripts: no shared application
             if common.count("/") >= 3 and (best is None or len(common) > len(best)):
                 best = common
     return best

@@ -253,7 +253,14 @@ def _subcommands(rest: list[str]) -> list[str]:
 def _named(prog: str, rest: list[str], path: str = "") -> Naming:
     """A program or script by its own name, with its first argument when that reads as a
     sub-command (``rsnapshot hourly``, ``backup.sh mysql``)."""
-    first = next((w for w in rest if not w.startswith("-")), None)
+    first = None
+    for i, word in enumerate(rest):
+        if word.startswith("-"):
+            continue
+        if i > 0 and re.fullmatch(r"-[A-Za-z]", rest[i - 1]):
+            continue  # most likely the option's value (pg_dumpall -U postgres)
+        first = word
+        break
     tokens = _tokens(rest) + _dir_tokens(path)
     if first is not None and _SUBCOMMAND.match(first) and not _secret(first):
         return Naming(slug(f"{prog}-{first}"), _tokens(rest, skip=first) + _dir_tokens(path))
@@ -307,6 +314,18 @@ def _tool(prog: str, argv: list[str]) -> Naming | None:
         place = slug(_stem(where)) or slug(_parent(where) or "files")
         extra = "-empty-dirs" if "-empty" in rest and "d" in _option(rest, "-type") else ""
         return Naming(f"{verb}-{place}{extra}", _tokens(rest))
+    if prog in ("psql", "mysql", "mariadb", "sqlite3", "clickhouse-client"):
+        sql = _option(rest, "-c") or _option(rest, "-e") or _option(rest, "--command")
+        database = _option(rest, "-d") or _option(rest, "--dbname") or _option(rest, "-D")
+        verb = sql.split()[0] if sql.split() else ""
+        if verb or database:
+            return Naming(slug("-".join(w for w in (verb, database) if w)), ())
+        return None
+    if prog in ("mail", "mailx", "s-nail", "mutt"):
+        subject = _option(rest, "-s")
+        if subject:
+            return Naming(slug("-".join(subject.split()[:4])), ())
+        return None
     if prog in ("rm", "unlink", "shred"):
         where = next((w for w in operands), "")
         return Naming(slug(f"clean-{_stem(where)}"), ()) if where else None

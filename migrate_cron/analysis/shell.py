@@ -324,11 +324,15 @@ def _pipe_status(job: CronJob, ctx: Context) -> Hit | None:
     last = basename(top[-1].words[0].value)
     if last not in _SINKS:
         return None
+    from migrate_cron.analysis.streams import shown_program
+    from migrate_cron.analysis.wrappers import unwrap
+
     first = next((c for c in reversed(top[:-1]) if c.joined != "|"), top[0])
+    inner = unwrap(first)
+    program = shown_program(inner.argv) or basename(first.words[0].value)
     return Hit(
         f"the line's exit status is that of `{last}`, which succeeds whatever it is fed: when "
-        f"`{basename(first.words[0].value)}` before the pipe fails, cron (and a queue's "
-        "retries) still see success"
+        f"`{program}` before the pipe fails, cron (and a queue's retries) still see success"
     )
 
 
