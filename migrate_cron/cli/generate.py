@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from migrate_cron.cli.common import (
+    CronChoice,
+    CronOption,
     JsonFlag,
     RegistryPath,
     TablePrefix,
@@ -316,6 +318,7 @@ def generate_registry(
             metavar="FORMAT",
         ),
     ] = "auto",
+    cron: CronOption = CronChoice.debian,
     as_json: JsonFlag = False,
 ) -> None:
     """One registry entry per crontab line, merged into migrate-cron.toml.
@@ -341,7 +344,7 @@ def generate_registry(
         raise UsageError(f"--format must be user, system or auto, not {file_format!r}")
     result = generate(
         crontabs, output, force=force, dry_run=dry_run, timezone=tz, user=user,
-        file_format=file_format,
+        file_format=file_format, cron=cron.value,
     )  # fmt: skip
     if as_json:
         from dataclasses import asdict

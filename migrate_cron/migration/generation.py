@@ -196,10 +196,12 @@ def generate_registry(
     timezone: str | None = None,
     user: str | None = None,
     file_format: str = "auto",
+    cron: str = "debian",
 ) -> GenerateResult:
-    """Analyze ``paths`` (files or ``HOST:PATH``) and merge one entry per job into the registry
-    at ``output`` — the same line on several hosts is one job with several origins; ``user``
-    is whose crontab the user-format files are (system lines name their own)."""
+    """Analyze ``paths`` (files or ``HOST:PATH``) as ``cron`` reads them and merge one entry
+    per job into the registry at ``output`` — the same line on several hosts is one job with
+    several origins; ``user`` is whose crontab the user-format files are (system lines name
+    their own)."""
     from migrate_cron.crontab.timezone import host_timezone
     from migrate_cron.migration.crontab_file import atomic_write
     from migrate_cron.migration.planning import STEPS, analyze_files
@@ -207,7 +209,7 @@ def generate_registry(
     from migrate_cron.migration.switch import registry_lock
 
     zone = timezone or host_timezone()
-    report = analyze_files(paths, default_tz=zone, file_format=file_format)
+    report = analyze_files(paths, default_tz=zone, file_format=file_format, cron=cron)
     steps = {(p.host, p.file, p.line): p for p in report.plan}
     advice: dict[tuple[str | None, str, int], Advice] = {}
     for r in report.jobs:
@@ -239,7 +241,9 @@ def generate_registry(
     return GenerateResult(str(output), tuple(actions), tuple(skipped), before, after, written)
 
 
-def reboot_line_named(name: str, paths: Sequence[str], file_format: str = "auto") -> str | None:
+def reboot_line_named(
+    name: str, paths: Sequence[str], file_format: str = "auto", cron: str = "debian"
+) -> str | None:
     """Where the ``@reboot`` line that ``analyze`` names ``name`` is (``FILE:LINE``), or None.
 
     ``generate`` leaves @reboot lines on cron on purpose (they run when cron starts, not on a
@@ -254,10 +258,10 @@ def reboot_line_named(name: str, paths: Sequence[str], file_format: str = "auto"
     files = []
     for path in dict.fromkeys(paths):
         try:
-            files.append(read_crontab(path, format=file_format))
+            files.append(read_crontab(path, format=file_format, cron=cron))
         except OSError:
             continue
-    report = analyze(files, now=datetime(2000, 1, 1, tzinfo=UTC), next_count=0)
+    report = analyze(files, now=datetime(2000, 1, 1, tzinfo=UTC), next_count=0, cron=cron)
     for job in report.jobs:
         if job.job.name == name and job.job.line.is_reboot:
             return job.job.line.location

@@ -4,7 +4,9 @@ dialects, JSON output, and usage errors."""
 from __future__ import annotations
 
 import json
+import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -94,3 +96,36 @@ def test_help_names_the_options() -> None:
     group = run_cli("generate", "--help")
     assert group.returncode == 0
     assert "migration" in group.stdout
+
+
+# -- generate registry ---------------------------------------------------------------------
+
+
+def _registry(
+    tmp_path: Path, text: str, *args: str, keep: bool = False
+) -> tuple[int, str, dict[str, Any]]:
+    """Run ``generate registry`` on one crontab holding ``text`` into a new registry (or the
+    last one, ``keep``): exit code, stderr on one line, and the registry's jobs."""
+    crontab = tmp_path / "jobs.crontab"
+    crontab.write_bytes(text.encode("utf-8", "surrogateescape"))
+    out = tmp_path / "out.toml"
+    if not keep:
+        out.unlink(missing_ok=True)
+    result = run_cli(
+        "generate", "registry", str(crontab), "-o", str(out), *args,
+        cwd=tmp_path, env={"HOME": str(tmp_path)},
+    )  # fmt: skip
+    assert "Traceback" not in result.stderr
+    jobs = tomllib.loads(out.read_text()).get("jobs", {}) if out.exists() else {}
+    return result.returncode, " ".join(result.stderr.split()), jobs
+
+
+def test_registry_reads_the_files_as_the_chosen_cron(tmp_path: Path) -> None:
+    line = "~7 3 * * * /opt/bin/nightly-digest\n"  # a random minute: cronie's, not Debian's
+    code, err, jobs = _registry(tmp_path, line)
+    assert code == 1 and "not valid crontab syntax" in err and not jobs
+    code, err, jobs = _registry(tmp_path, line, "--cron", "cronie")
+    assert code == 0, err
+    assert [j["command"] for j in jobs.values()] == ["/opt/bin/nightly-digest"]
+    code, err, _ = _registry(tmp_path, line, "--cron", "vixie")
+    assert code == 2 and "--cron" in err
