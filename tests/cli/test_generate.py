@@ -129,3 +129,23 @@ def test_registry_reads_the_files_as_the_chosen_cron(tmp_path: Path) -> None:
     assert [j["command"] for j in jobs.values()] == ["/opt/bin/nightly-digest"]
     code, err, _ = _registry(tmp_path, line, "--cron", "vixie")
     assert code == 2 and "--cron" in err
+
+
+def test_registry_reads_a_copied_system_crontab_without_format(tmp_path: Path) -> None:
+    """No --format, a path that says nothing: the lines `schedule USER /path` decide."""
+    text = (
+        "20 4 * * * factorio /srv/factorio/bin/save-world\n"
+        "50 4 * * * factorio /srv/factorio/bin/prune --days 14\n"
+        "0 5 * * 0 root /usr/sbin/service factorio restart\n"
+    )
+    code, err, jobs = _registry(tmp_path, text)
+    assert code == 0, err
+    assert [(j["user"], j["command"].split()[0]) for j in jobs.values()] == [
+        ("factorio", "/srv/factorio/bin/save-world"),
+        ("factorio", "/srv/factorio/bin/prune"),
+        ("root", "/usr/sbin/service"),
+    ]
+    code, err, jobs = _registry(tmp_path, "0 1 * * * php /srv/app/cron.php\n")
+    assert code == 0, err
+    [job] = jobs.values()
+    assert "user" not in job and job["command"] == "php /srv/app/cron.php"
