@@ -53,6 +53,13 @@ class Flavour:
     source: str
     #: How findings name it ("Debian's cron").
     label: str = ""
+    #: A ``HOME=dir`` line above a job is where the command runs: the daemon chdirs to the
+    #: job's HOME, the crontab's value if it sets one, else the passwd home (Vixie/Debian
+    #: ``do_command.c`` ``chdir(env_get("HOME", e->envp))`` after ``load_entry`` kept the
+    #: crontab's HOME; cronie ``cron_change_user_permanently(pw, env_get("HOME", jobenv))``,
+    #: where a failed chdir stops the job). False: the passwd home always (busybox
+    #: ``change_user``: ``chdir(pas->pw_dir)``).
+    home_from_crontab: bool = True
 
 
 FLAVOURS: dict[Cron, Flavour] = {
@@ -91,6 +98,7 @@ FLAVOURS: dict[Cron, Flavour] = {
         newline_rejects_file=False,
         source="busybox miscutils/crond.c",
         label="busybox crond",
+        home_from_crontab=False,
     ),
 }
 

@@ -11,7 +11,10 @@ a job. So it is edited as a document (tomlkit), never re-serialised from parsed 
   job kind; it is never changed by a tool, so renames are never silent);
 - a line the registry does not know gets a new entry with a derived, unique name;
 - an entry whose line is gone is reported and kept (its queue rows may still need it);
-- lines that are already switched (our ``enqueue`` command or scheduler marker) are skipped.
+- lines that are already switched (our ``enqueue`` command or scheduler marker) are skipped;
+- a line generation refuses (it never worked under cron, or its zone is not known) gets no
+  entry (REFUSED); one registered earlier keeps its entry, and the action says why it would
+  be refused now.
 
 - the same line on another host or in another file is another origin of the same job
   (JOINED): ``[jobs.NAME.source]`` becomes a ``[[jobs.NAME.sources]]`` array.
@@ -48,6 +51,21 @@ UPDATED = "updated"
 GONE = "gone"
 SWITCHED = "switched"
 JOINED = "joined"
+REFUSED = "refused"
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a line gets no entry (one sentence) and what registers it anyway; ``file`` is the
+    crontab as the user named it (``HOST:PATH``), for the warning that names the line."""
+
+    reason: str
+    remedy: str
+    file: str = ""
+
+    @property
+    def text(self) -> str:
+        return f"{self.reason} ({self.remedy})"
 
 
 @dataclass(frozen=True)
@@ -70,6 +88,8 @@ class GeneratedJob:
     note: str = ""
     concurrency: int | None = None
     overlap: str | None = None
+    #: Set when the line must not be registered: merge adds no entry for it.
+    refusal: Refusal | None = None
 
     @property
     def source(self) -> Source:
@@ -79,7 +99,8 @@ class GeneratedJob:
 @dataclass(frozen=True)
 class MergeAction:
     """What ``generate registry`` did with one job: ``status`` is one of NEW, KEPT, MOVED,
-    CHANGED (conflict, left alone), UPDATED (conflict taken with --force), GONE, SWITCHED."""
+    CHANGED (conflict, left alone), UPDATED (conflict taken with --force), GONE, SWITCHED,
+    JOINED, REFUSED (no entry; ``detail`` says why and what to do)."""
 
     name: str
     status: str
@@ -149,6 +170,9 @@ def merge(
     switched_lines = {(k.file, k.migrated_line): k for k in known if k.migrated_line}
     names = set(str(n) for n in jobs)
     for i, g in enumerate(proposed):
+        if g.refusal is not None:
+            actions.extend(_refused(jobs, g, g.refusal, matched, i, registry_dir))
+            continue
         owner = next(
             (matched[(i, j)].name for j in range(len(g.sources)) if (i, j) in matched), None
         )
@@ -266,6 +290,33 @@ def merge(
             doc.add(tomlkit.nl())
         doc.append("jobs", jobs)
     return tomlkit.dumps(doc), actions
+
+
+def _refused(
+    jobs: Table,
+    g: GeneratedJob,
+    refusal: Refusal,
+    matched: Mapping[tuple[int, int], _Known],
+    index: int,
+    registry_dir: Path,
+) -> list[MergeAction]:
+    """A refused line: no new entry; an entry registered earlier (same text) stays, only its
+    line number follows the file."""
+    out = []
+    for j, src in enumerate(g.sources):
+        rel = _display(src.file, registry_dir, src.host)
+        k = matched.get((index, j))
+        if k is None:
+            where = refusal.file or rel
+            out.append(MergeAction(g.name, REFUSED, where, src.line, refusal.text))
+            continue
+        status = KEPT
+        if k.line != src.line:
+            _origin(jobs, k)["line"] = src.line
+            status = MOVED
+        why = f"registered earlier, entry kept; now it would be refused: {refusal.reason}"
+        out.append(MergeAction(k.name, status, rel, src.line, why))
+    return out
 
 
 def _edited(

@@ -149,3 +149,52 @@ def test_registry_reads_a_copied_system_crontab_without_format(tmp_path: Path) -
     assert code == 0, err
     [job] = jobs.values()
     assert "user" not in job and job["command"] == "php /srv/app/cron.php"
+
+
+def test_registry_refuses_a_line_that_never_worked_with_one_warning_line(tmp_path: Path) -> None:
+    text = (
+        "HOME=/srv/crm\n"
+        "*/10 * * * * ./bin/sync-contacts\n"
+        "0 6 * * * /usr/bin/mysqldump crm > /srv/dumps/crm-$(date +%a).sql\n"
+    )
+    code, _, jobs = _registry(tmp_path, text)
+    assert code == 1
+    assert list(jobs) == ["sync-contacts"] and jobs["sync-contacts"]["cwd"] == "/srv/crm"
+    crontab = tmp_path / "jobs.crontab"
+    raw = run_cli("generate", "registry", str(crontab), "-o", str(tmp_path / "x.toml"))
+    [warning] = [line for line in raw.stderr.splitlines() if ": not registered: " in line]
+    assert warning.startswith(f"{crontab}:3: not registered: cron cuts the command at its first")
+    assert warning.endswith(" (use --force to register it anyway)")
+    code, err, jobs = _registry(tmp_path, text, "--force")
+    assert code == 0, err
+    assert sorted(jobs) == ["mysqldump", "sync-contacts"]
+
+
+def test_registry_never_moves_a_cron_tz_job_in_silence(tmp_path: Path) -> None:
+    text = "CRON_TZ=America/Chicago\n45 7 * * 1-5 /opt/desk/bin/open-tickets\n"
+    code, err, jobs = _registry(tmp_path, text)
+    assert code == 1 and not jobs
+    assert "jobs.crontab:2: not registered: job open-tickets: Debian's cron ignores" in err
+    assert "--tz" in err
+    code, err, jobs = _registry(tmp_path, text, "--tz", "Europe/Madrid")
+    assert code == 0, err
+    assert jobs["open-tickets"]["timezone"] == "Europe/Madrid"
+    assert "timezone Europe/Madrid for 1 job(s)" in err and "ignores CRON_TZ" in err
+    code, err, jobs = _registry(tmp_path, text, "--cron", "cronie")
+    assert code == 0, err
+    assert jobs["open-tickets"]["timezone"] == "America/Chicago"
+    assert "timezone America/Chicago for 1 job(s)" in err and "cronie schedules in" in err
+
+
+def test_registry_json_lists_refused_lines_and_zones(tmp_path: Path) -> None:
+    crontab = tmp_path / "jobs.crontab"
+    crontab.write_text("0 2 * * * /opt/bin/a\n0 3 * * * /opt/bin/b | tee /tmp/b-$(date +%s)\n")
+    result = run_cli(
+        "generate", "registry", str(crontab), "-o", str(tmp_path / "r.toml"), "--json",
+        "--tz", "UTC",
+    )  # fmt: skip
+    assert result.returncode == 1
+    document = json.loads(result.stdout)
+    assert [(j["status"], j["line"]) for j in document["jobs"]] == [("new", 1), ("refused", 2)]
+    assert document["jobs"][1]["detail"].endswith("(use --force to register it anyway)")
+    assert document["timezones"] == [{"zone": "UTC", "reason": "--tz", "lines": [f"{crontab}:1"]}]
