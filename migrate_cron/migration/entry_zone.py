@@ -49,14 +49,16 @@ def entry_zone(
         )
     if cron.cron_tz:
         why = f"CRON_TZ={asked} is not a zone {cron.label} knows"
+        runs, other = ", so it runs", "or correct CRON_TZ"
     else:
         why = f"{cron.label} ignores CRON_TZ={asked}"
+        runs, other = " and runs", "or --cron cronie if cronie reads the file"
     if given:
         return EntryZone(default_zone, f"--tz: {why}, so they run in the daemon's zone")
     if asked == default_zone:  # both guesses agree: nothing can move
         return EntryZone(default_zone, f"this host's zone, the one CRON_TZ names too ({why})")
     return Refusal(
-        f"job {name}: {why} and runs this line in the daemon's zone, which the file does not say",
+        f"job {name}: {why}{runs} this line in the daemon's zone, which the file does not say",
         f"pass --tz ZONE with the daemon's zone, --tz {default_zone} if cron runs on this "
-        "host, or --cron cronie if cronie reads the file",
+        f"host, {other}",
     )

@@ -183,6 +183,14 @@ def _skip_reason(line: CrontabLine) -> str | None:
         return "@reboot runs at boot, not on a schedule: left on cron"
     if not is_text_safe(line.text):
         return "the line is not UTF-8 text, so the registry cannot keep it byte for byte"
+    unsafe = next(
+        (k for k, v in line.env.items() if k != "CRON_TZ" and not is_text_safe(k + v)), None
+    )
+    if unsafe is not None:
+        return (
+            f"the env line {unsafe}= above it is not UTF-8 text, so the registry cannot keep "
+            "its environment"
+        )
     if not line.schedule or line.command is None:
         return "not a job line cron would run"
     if not (line.shell_command or "").strip():
@@ -302,6 +310,24 @@ def generate_registry(
     per job into the registry at ``output`` — the same line on several hosts is one job with
     several origins; ``user`` is whose crontab the user-format files are (system lines name
     their own)."""
+    from migrate_cron.crontab.parser import gc_paused
+
+    # Thousands of entries are tomlkit objects built in bulk: with the collector on, each of
+    # its passes rescans the growing document and a 10,000-line file merges in 1.5x the time.
+    with gc_paused():
+        return _generate(paths, output, force, dry_run, timezone, user, file_format, cron)
+
+
+def _generate(
+    paths: Sequence[str | Path],
+    output: Path,
+    force: bool,
+    dry_run: bool,
+    timezone: str | None,
+    user: str | None,
+    file_format: str,
+    cron: str,
+) -> GenerateResult:
     from migrate_cron.crontab.timezone import host_timezone
     from migrate_cron.migration.crontab_file import atomic_write
     from migrate_cron.migration.planning import analyze_files

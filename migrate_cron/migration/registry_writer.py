@@ -24,6 +24,7 @@ Mode changes (``migrate`` / ``rollback``) touch only ``mode`` and the ``migratio
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -157,17 +158,25 @@ def merge(
     claimed: set[tuple[str, int | None]] = set()
     actions: list[MergeAction] = []
     matched: dict[tuple[int, int], _Known] = {}
-    by_text = sorted(known, key=lambda k: k.line)
-    # Pass 1: the same text in the same file is the same origin (maybe moved).
+    # Looked up by key, never scanned: a 10,000-line crontab merges in linear time.
+    by_text: dict[tuple[str, str], deque[_Known]] = {}
+    by_line: dict[tuple[str, int], list[_Known]] = {}
+    for k in sorted(known, key=lambda k: k.line):
+        by_text.setdefault((k.file, k.text), deque()).append(k)
+        if k.migrated_line is None:
+            by_line.setdefault((k.file, k.line), []).append(k)
+    # Pass 1: the same text in the same file is the same origin (maybe moved); the first
+    # one by line number when the file holds the line more than once.
     for i, g in enumerate(proposed):
         for j, src in enumerate(g.sources):
-            for k in by_text:
-                if k.key not in claimed and k.file == src.file and k.text == src.text:
-                    matched[(i, j)] = k
-                    claimed.add(k.key)
-                    break
+            same = by_text.get((src.file, src.text))
+            if same:
+                k = same.popleft()
+                matched[(i, j)] = k
+                claimed.add(k.key)
     # Lines that are our own rewrites belong to the job that wrote them.
     switched_lines = {(k.file, k.migrated_line): k for k in known if k.migrated_line}
+    same_jobs = _by_command(jobs, known)
     names = set(str(n) for n in jobs)
     for i, g in enumerate(proposed):
         if g.refusal is not None:
@@ -197,17 +206,7 @@ def merge(
                     MergeAction(name, SWITCHED, rel, line, "already switched by migrate-cron")
                 )
                 continue
-            edited = next(
-                (
-                    k
-                    for k in known
-                    if k.key not in claimed
-                    and k.file == file
-                    and k.line == line
-                    and k.migrated_line is None
-                ),
-                None,
-            )
+            edited = next((k for k in by_line.get((file, line), ()) if k.key not in claimed), None)
             if edited is not None and force and edited.index is not None:
                 # One origin of a multi-origin job changed: the others still run the old
                 # line, so the changed one leaves the job and becomes a job of its own.
@@ -243,7 +242,7 @@ def merge(
         if fresh and owner is None:
             # Its other origins may be switched already (their lines now only enqueue, so
             # the analysis could not pair them): the same job by what it runs joins.
-            owner = _same_job(jobs, known, g, fresh)
+            owner = _same_job(jobs, same_jobs, g, fresh)
             if owner is not None:
                 for src in fresh:
                     _add_origin(_table(jobs, owner), src, registry_dir)
@@ -457,9 +456,19 @@ def _known(jobs: Table, registry_dir: Path) -> list[_Known]:
     return out
 
 
+def _by_command(jobs: Table, known: Sequence[_Known]) -> dict[str, dict[str, set[str]]]:
+    """The known jobs by the command they run: name → the files of its origins."""
+    out: dict[str, dict[str, set[str]]] = {}
+    for k in known:
+        command = str(_table(jobs, k.name).get("command"))
+        out.setdefault(command, {}).setdefault(k.name, set()).add(k.file)
+    return out
+
+
 def _same_job(
-    jobs: Table, known: Sequence[_Known], g: GeneratedJob, fresh: Sequence[Source]
-) -> str | None:
+    jobs: Table, by_command: Mapping[str, Mapping[str, set[str]]], g: GeneratedJob,
+    fresh: Sequence[Source],
+) -> str | None:  # fmt: skip
     """The known generated job that runs exactly what ``g`` runs (schedule as cron expands
     it, zone, command, stdin, user, shell, env but mail settings) in other files, if any."""
     from migrate_cron.analysis.job import MAIL_ENV, schedule_key
@@ -468,8 +477,8 @@ def _same_job(
         return sorted((str(k), str(v)) for k, v in dict(values).items() if k not in MAIL_ENV)
 
     files = {src.file for src in fresh}
-    for name in dict.fromkeys(k.name for k in known):
-        if any(k.name == name and k.file in files for k in known):
+    for name, its_files in by_command.get(g.command, {}).items():
+        if its_files & files:
             continue
         t = _table(jobs, name)
         if (
