@@ -47,8 +47,8 @@ _AMBIGUOUS_USERS = _words(
 )
 #: Shell builtins and reserved words: the command itself when they come first.
 _SHELL_WORDS = _words(
-    """alias bg break builtin case cd command continue do done echo elif else esac eval exec exit
-    export false fg fi for function getopts hash if jobs kill let local printf pwd read
+    """[ [[ ! alias bg break builtin case cd command continue do done echo elif else esac eval
+    exec exit export false fg fi for function getopts hash if jobs kill let local printf pwd read
     readonly return select set shift source test then time times trap true type typeset ulimit
     umask unalias unset until wait while"""
 )

@@ -466,9 +466,11 @@ def _by_command(jobs: Table, known: Sequence[_Known]) -> dict[str, dict[str, set
 
 
 def _same_job(
-    jobs: Table, by_command: Mapping[str, Mapping[str, set[str]]], g: GeneratedJob,
+    jobs: Table,
+    by_command: Mapping[str, Mapping[str, set[str]]],
+    g: GeneratedJob,
     fresh: Sequence[Source],
-) -> str | None:  # fmt: skip
+) -> str | None:
     """The known generated job that runs exactly what ``g`` runs (schedule as cron expands
     it, zone, command, stdin, user, shell, env but mail settings) in other files, if any."""
     from migrate_cron.analysis.job import MAIL_ENV, schedule_key

@@ -78,6 +78,7 @@ def test_the_place_and_the_request_beat_the_lines(tmp_path: Path) -> None:
         ("valheim", "/srv/x.sh", True),  # no such account here: a path follows
         ("valheim", "sudo", True),
         ("valheim", "$HOME/bin/x", True),
+        ("valheim", "[", True),  # [ -x /srv/… ] && …
         ("valheim", "nightly", False),  # a word after a word: the first is the command
         ("php", "/srv/x.php", False),
         ("python3", "/x.py", False),
