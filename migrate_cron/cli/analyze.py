@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from migrate_cron.cli.common import JsonFlag, TzOption
+from migrate_cron.cli.common import CronChoice, CronOption, JsonFlag, TzOption
 from migrate_cron.errors import UsageError
 
 if TYPE_CHECKING:
@@ -32,12 +32,6 @@ class FailOn(StrEnum):
     warning = "warning"
     error = "error"
     never = "never"
-
-
-class CronOption(StrEnum):
-    debian = "debian"
-    cronie = "cronie"
-    busybox = "busybox"
 
 
 class FileFormat(StrEnum):
@@ -111,16 +105,7 @@ def analyze_command(
             case_sensitive=False,
         ),
     ] = FailOn.error,
-    cron: Annotated[
-        CronOption,
-        typer.Option(
-            "--cron",
-            help="Which cron reads the files: debian (Vixie, Debian/Ubuntu), cronie "
-            "(RHEL/Fedora/Arch: CRON_TZ, ~ ranges) or busybox (Alpine). See "
-            "docs/cron-flavours.md.",
-            case_sensitive=False,
-        ),
-    ] = CronOption.debian,
+    cron: CronOption = CronChoice.debian,
     durations: Annotated[
         Path | None,
         typer.Option(

@@ -11,6 +11,7 @@ import json
 import os
 import sys
 from collections.abc import Mapping
+from enum import StrEnum
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -157,5 +158,26 @@ TzOption = Annotated[
         "--tz",
         help="Timezone cron runs in for files without CRON_TZ (default: this host's).",
         metavar="ZONE",
+    ),
+]
+
+
+class CronChoice(StrEnum):
+    """The ``--cron`` choices (the same names as ``migrate_cron.crontab.flavour.Cron``, kept
+    here so that a command's options load without the parser)."""
+
+    debian = "debian"
+    cronie = "cronie"
+    busybox = "busybox"
+
+
+CronOption = Annotated[
+    CronChoice,
+    typer.Option(
+        "--cron",
+        help="Which cron reads the files: debian (Vixie, Debian/Ubuntu), cronie "
+        "(RHEL/Fedora/Arch: CRON_TZ, ~ ranges) or busybox (Alpine). See "
+        "docs/cron-flavours.md.",
+        case_sensitive=False,
     ),
 ]

@@ -10,6 +10,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from migrate_cron.cli.common import (
+    CronChoice,
+    CronOption,
     JsonFlag,
     RegistryPath,
     TablePrefix,
@@ -291,7 +293,11 @@ def generate_registry(
     ] = Path(DEFAULT_REGISTRY),
     force: Annotated[
         bool,
-        typer.Option("--force", help="Take lines edited since the last run (names are kept)."),
+        typer.Option(
+            "--force",
+            help="Take lines edited since the last run (names are kept), and register lines "
+            "that never worked (analyze reports an error) with the error as their comment.",
+        ),
     ] = False,
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show the registry diff; write nothing.")
@@ -316,20 +322,35 @@ def generate_registry(
             metavar="FORMAT",
         ),
     ] = "auto",
+    cron: CronOption = CronChoice.debian,
     as_json: JsonFlag = False,
 ) -> None:
     """One registry entry per crontab line, merged into migrate-cron.toml.
 
-    Each entry gets a readable unique name (kept on every re-run), the schedule, timezone,
-    command, shell, env lines, %-stdin, a suggested missed-run policy, mode = "cron" and the
-    line itself (for rollback). Existing entries are never overwritten without --force, and
-    names never change. Exit 1 when lines changed since the last run (re-run with --force).
+    Each entry gets a readable unique name (kept on every re-run), the schedule, the zone cron
+    scheduled it in, the command, shell, env lines, %-stdin, the directory cron ran it in
+    (HOME= above the line, else its user's home), a suggested missed-run policy, mode = "cron"
+    and the line itself (for rollback). Existing entries are never overwritten without
+    --force, and names never change.
+
+    Nothing changes when or how a job runs without a word on stderr. A line that never worked
+    (analyze reports an error on it: cut at %, bash syntax under /bin/sh, a whole file cron
+    ignores, ...) is not registered: one line "FILE:LINE: not registered: why" each, unless
+    --force. Under --cron debian or busybox a CRON_TZ line is refused until --tz names the zone
+    cron runs in (they ignore CRON_TZ); under cronie its zone is the entry's. The zone each job
+    got, and why, is said on stderr. Without --format a file away from cron's directories is a
+    system crontab when its lines read as "schedule USER command".
+
+    Exit 1 when a line was refused, rejected by cron or changed since the last run (the
+    others are written).
     """
     import difflib
     import sys
 
+    from rich.markup import escape
+
     from migrate_cron.migration.generation import generate_registry as generate
-    from migrate_cron.migration.registry_writer import CHANGED, GONE, NEW, UPDATED
+    from migrate_cron.migration.registry_writer import CHANGED, GONE, NEW, REFUSED, UPDATED
 
     if tz is not None:
         from migrate_cron.crontab.timezone import check_zone
@@ -341,7 +362,7 @@ def generate_registry(
         raise UsageError(f"--format must be user, system or auto, not {file_format!r}")
     result = generate(
         crontabs, output, force=force, dry_run=dry_run, timezone=tz, user=user,
-        file_format=file_format,
+        file_format=file_format, cron=cron.value,
     )  # fmt: skip
     if as_json:
         from dataclasses import asdict
@@ -354,6 +375,10 @@ def generate_registry(
                 "written": result.written,
                 "jobs": [asdict(a) for a in result.actions],
                 "skipped": [asdict(s) for s in result.skipped],
+                "timezones": [
+                    {"zone": z.zone, "reason": z.reason, "lines": list(z.lines)}
+                    for z in result.zones
+                ],
             }
         )
     elif dry_run:
@@ -378,8 +403,11 @@ def generate_registry(
 
     colors = {NEW: "green", CHANGED: "red", UPDATED: "yellow", GONE: "yellow"}
     for a in result.actions:
+        if a.status == REFUSED:
+            continue  # below, one plain line each
         color = colors.get(a.status)
         status = f"[{color}]{a.status:8}[/{color}]" if color else f"{a.status:8}"
+<<<<<<< HEAD
         detail = f"  {shown(a.detail)}" if a.detail else ""
         info(f"{status} {shown(f'{a.name:24}')} {shown(a.file)}:{a.line}{detail}")
         if a.status in (CHANGED, UPDATED):
@@ -389,6 +417,23 @@ def generate_registry(
             )
     for s in result.skipped:
         info(f"skipped  {shown(s.file)}:{s.line}  {shown(s.reason)}")
+=======
+        what = escape(f"{a.name:24} {a.file}:{a.line}" + (f"  {a.detail}" if a.detail else ""))
+        info(f"{status} {what}")
+        if a.status in (CHANGED, UPDATED):
+            info(escape(f"           registry: {a.old_text}\n           file:     {a.new_text}"))
+    for s in result.skipped:
+        info(escape(f"skipped  {s.file}:{s.line}  {s.reason}"))
+    for z in result.zones:
+        shown = ", ".join(z.lines[:3]) + (
+            f" and {len(z.lines) - 3} more" if len(z.lines) > 3 else ""
+        )
+        info(escape(f"timezone {z.zone} for {len(z.lines)} job(s) ({shown}): {z.reason}"))
+    # Plain writes: one line each whatever the terminal, greppable, never read as markup.
+    sys.stderr.writelines(
+        f"{a.file}:{a.line}: not registered: {a.detail}\n" for a in result.refused
+    )
+>>>>>>> gen29
     counts = {k: len({a.name for a in result.actions if a.status == k}) for k in (NEW, CHANGED)}
     if dry_run:
         info("dry run: nothing written")
@@ -398,8 +443,19 @@ def generate_registry(
             "policies, then `migrate-cron plan` and `migrate-cron migrate NAME`"
         )
     else:
+<<<<<<< HEAD
         info(f"{shown(output)} is up to date")
+=======
+        info(f"{output} is up to date")
+    if result.refused:
+        info(
+            f"[red]{len(result.refused)} line(s) were not registered[/red] (above): fix them "
+            "and re-run, or register them anyway as each line says"
+        )
+>>>>>>> gen29
     rejected = [s for s in result.skipped if s.reason.startswith("cron rejects")]
+    if result.refused and not rejected and not result.conflicts:
+        raise typer.Exit(1)
     if rejected and not result.conflicts:
         n = len(rejected)
         info(

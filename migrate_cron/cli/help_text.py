@@ -25,7 +25,9 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     ),
     "plan": ("migrate-cron plan shop.crontab", "migrate-cron plan shop.crontab --json"),
     "generate registry": (
-        "migrate-cron generate registry shop.crontab",
+        "migrate-cron generate registry shop.crontab --tz Europe/Berlin",
+        "migrate-cron generate registry /etc/cron.d/reports --cron cronie",
+        "migrate-cron generate registry shop.crontab --tz Europe/Berlin --force --json",
         "migrate-cron generate registry web1:/etc/cron.d/shop web2:/etc/cron.d/shop",
     ),
     "generate migration": (
@@ -39,6 +41,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "migrate": (
         "migrate-cron migrate invoices-export --to enqueue --dry-run",
         "migrate-cron migrate invoices-export --to scheduler",
+        "migrate-cron migrate invoices-export --cron cronie --format user --dry-run",
     ),
     "rollback": ("migrate-cron rollback invoices-export",),
     "verify": ("migrate-cron verify invoices-export", "migrate-cron verify invoices-export --json"),

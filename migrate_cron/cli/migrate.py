@@ -13,7 +13,16 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.markup import escape
 
-from migrate_cron.cli.common import DatabaseUrl, JsonFlag, RegistryPath, TablePrefix, info, reflow
+from migrate_cron.cli.common import (
+    CronChoice,
+    CronOption,
+    DatabaseUrl,
+    JsonFlag,
+    RegistryPath,
+    TablePrefix,
+    info,
+    reflow,
+)
 from migrate_cron.config import DEFAULT_DATABASE_URL, DEFAULT_REGISTRY
 from migrate_cron.store.models import JobState
 
@@ -113,6 +122,7 @@ def migrate(
             "keeps its text for rollback).",
         ),
     ] = False,
+    cron: CronOption = CronChoice.debian,
     as_json: JsonFlag = False,
     registry: RegistryPath = DEFAULT_REGISTRY,
     database_url: DatabaseUrl = DEFAULT_DATABASE_URL,
@@ -132,7 +142,7 @@ def migrate(
     registry_path = Path(registry)
     loaded = load_registry(registry_path)
     if name not in loaded.jobs:
-        _explain_reboot(name, loaded, crontab, file_format)
+        _explain_reboot(name, loaded, crontab, file_format, cron.value)
     spec = loaded.get(name)  # unknown names fail before anything else
     target = _target(registry_path, executable, database_url, table_prefix, url_from_env)
     if not dry_run and spec.mode != to.value:
@@ -149,6 +159,7 @@ def migrate(
             install=install,
             file_format=file_format.value if file_format else None,
             strip_swallow=strip_swallow,
+            cron=cron.value,
         )
     except switch.AlreadyThere as exc:
         info(str(exc))
@@ -160,7 +171,11 @@ def migrate(
 
 
 def _explain_reboot(
-    name: str, loaded: Registry, crontab: list[str] | None, file_format: FileFormat | None
+    name: str,
+    loaded: Registry,
+    crontab: list[str] | None,
+    file_format: FileFormat | None,
+    cron: str,
 ) -> None:
     """An @reboot line has no registry entry on purpose: say so (exit 0) rather than "no
     job"; any other unknown name falls through to the registry's own error."""
@@ -170,7 +185,7 @@ def _explain_reboot(
     paths = [split_origin(c)[1] for c in crontab or []] or [
         source.file for spec in loaded for source in spec.sources
     ]
-    where = reboot_line_named(name, paths, file_format.value if file_format else "auto")
+    where = reboot_line_named(name, paths, file_format.value if file_format else "auto", cron)
     if where is None:
         return
     info(

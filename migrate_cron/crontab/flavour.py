@@ -56,6 +56,13 @@ class Flavour:
     bin_sh: str = "dash"
     #: How findings name it ("Debian's cron").
     label: str = ""
+    #: A ``HOME=dir`` line above a job is where the command runs: the daemon chdirs to the
+    #: job's HOME, the crontab's value if it sets one, else the passwd home (Vixie/Debian
+    #: ``do_command.c`` ``chdir(env_get("HOME", e->envp))`` after ``load_entry`` kept the
+    #: crontab's HOME; cronie ``cron_change_user_permanently(pw, env_get("HOME", jobenv))``,
+    #: where a failed chdir stops the job). False: the passwd home always (busybox
+    #: ``change_user``: ``chdir(pas->pw_dir)``).
+    home_from_crontab: bool = True
 
 
 FLAVOURS: dict[Cron, Flavour] = {
@@ -96,6 +103,7 @@ FLAVOURS: dict[Cron, Flavour] = {
         source="busybox miscutils/crond.c",
         label="busybox crond",
         bin_sh="busybox",
+        home_from_crontab=False,
     ),
 }
 

@@ -28,7 +28,6 @@ file (Debian, for system crontabs: a file-level ``file-ignored`` problem).
 from __future__ import annotations
 
 import gc
-import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -45,6 +44,7 @@ from migrate_cron.crontab.entry import (
     Severity,
 )
 from migrate_cron.crontab.fields import MACRO_NAMES, MACROS, SPECS, ScheduleError
+from migrate_cron.crontab.file_format import choose_format, could_be_user, format_from_path
 from migrate_cron.crontab.flavour import (
     Flavour,
     flavour,
@@ -92,61 +92,6 @@ _FIELD_LIKE = re.compile(
     rf"(?:{_NAMES})(?:[-,#/](?:[0-9]+|{_NAMES}))+|\?",
     re.I,
 )
-_USER_NAME = re.compile(r"[a-z_][a-z0-9_.-]*\$?")
-_COMMON_USERS = frozenset(
-    [
-        "root",
-        "www-data",
-        "nobody",
-        "daemon",
-        "postgres",
-        "mysql",
-        "backup",
-        "www",
-        "nginx",
-        "apache",
-        "deploy",
-        "ubuntu",
-        "admin",
-        "debian",
-        "mail",
-        "news",
-        "redis",
-        "git",
-        "jenkins",
-        "odoo",
-        "www-user",
-        "app",
-        "web",
-        "ftp",
-        "http",
-        "operator",
-    ]
-)
-#: Accounts that are also common command names: never taken as proof of a user field.
-_AMBIGUOUS_USERS = frozenset(
-    [
-        "mail",
-        "news",
-        "sync",
-        "backup",
-        "man",
-        "lp",
-        "games",
-        "list",
-        "proxy",
-        "irc",
-        "uucp",
-        "bin",
-        "sys",
-        "shutdown",
-        "halt",
-    ]
-)
-_SYSTEM_PATHS = ("/etc/crontab",)
-_SYSTEM_DIRS = ("/etc/cron.d/",)
-#: cron's spool directories, where each user's crontab is a file named after the user.
-_SPOOL_DIRS = ("/var/spool/cron/crontabs", "/var/spool/cron", "/etc/crontabs")
 
 
 @dataclass
@@ -208,7 +153,7 @@ def _parse_crontab(
     raws = [p + "\n" for p in pieces[:-1]]
     if pieces[-1]:
         raws.append(pieces[-1])
-    chosen, reason = _choose_format(path, raws, format)
+    chosen, reason = choose_format(path, _job_words(raws), format)
     state = _State(env={}, timezone=None, cron=cron)
     lines = [
         _parse_line(raw, number, path, chosen == "system", state)
@@ -234,7 +179,7 @@ def _parse_crontab(
         format_reason=reason,
         format_inferred=format not in ("user", "system")
         and format_from_path(path) is None
-        and _ambiguous(raws),
+        and could_be_user(_job_words(raws)),
         host=host,
         problems=file_problems,
     )
@@ -739,65 +684,12 @@ def _zone_ok(name: str) -> bool:
 # -- user or system format -----------------------------------------------------------------
 
 
-def format_from_path(path: str) -> tuple[str, str] | None:
-    """The format a file's place says it has, as cron reads it: /etc/crontab and any file in a
-    ``cron.d`` directory are system crontabs (a user field before the command); a file in
-    cron's spool (named after its owner) and ``crontab -l`` output on stdin are user crontabs.
-    None when the path says nothing."""
-    if path == "-":
-        return "user", "user format: read from stdin (crontab -l output)"
-    normalized = os.path.abspath(path)
-    if normalized in _SYSTEM_PATHS or any(d in normalized for d in _SYSTEM_DIRS):
-        return "system", f"system format: {path} is a system crontab (user field before command)"
-    parent = os.path.dirname(normalized)
-    if os.path.basename(parent) == "cron.d":
-        return (
-            "system",
-            f"system format: {path} is in a cron.d directory (user field before command)",
-        )
-    if parent in _SPOOL_DIRS:
-        return "user", f"user format: {path} is a user's crontab in cron's spool"
-    return None
-
-
-def _choose_format(path: str, raws: list[str], requested: str) -> tuple[str, str]:
-    if requested in ("user", "system"):
-        return requested, f"{requested} format (as requested)"
-    known = format_from_path(path)
-    if known is not None:
-        return known
-    with_user = 0
-    jobs = 0
-    names: list[str] = []
-    for raw in raws[:2000]:
-        sixth, has_more = _sixth_token(raw)
-        if sixth is None:
-            continue
-        jobs += 1
-        if has_more is not None and not has_more.startswith("-") and _is_user(sixth):
-            with_user += 1
-            if sixth not in names:
-                names.append(sixth)
-    if with_user and with_user * 2 >= jobs:
-        shown = ", ".join(names[:3])
-        return "system", (
-            f"system format: {with_user} of {jobs} jobs have a user name ({shown}) before the "
-            "command (use --format user if that is wrong)"
-        )
-    return "user", (
-        "user format: the word after the schedule is the command"
-        + (f" in {jobs - with_user} of {jobs} jobs" if jobs else "")
-    )
-
-
-def _ambiguous(raws: list[str]) -> bool:
-    """Whether some job line's word after the schedule could be a user name (so the file could
-    be either format); a path or an option there can only be a command."""
-    for raw in raws[:2000]:
-        sixth, rest = _sixth_token(raw)
-        if sixth is not None and rest is not None and _USER_NAME.fullmatch(sixth):
-            return True
-    return False
+def _job_words(raws: list[str]) -> Iterator[tuple[str, str | None]]:
+    """For each job line: the word after the schedule and the word after that."""
+    for raw in raws:
+        sixth, seventh = _sixth_token(raw)
+        if sixth is not None:
+            yield sixth, seventh
 
 
 def _sixth_token(raw: str) -> tuple[str | None, str | None]:
@@ -820,26 +712,11 @@ def _sixth_token(raw: str) -> tuple[str | None, str | None]:
     return tokens[0], tokens[1] if len(tokens) > 1 else None
 
 
-def _is_user(token: str) -> bool:
-    if token in _AMBIGUOUS_USERS or not _USER_NAME.fullmatch(token):
-        return False
-    return token in _COMMON_USERS or token in _host_users()
-
-
-@lru_cache(maxsize=1)
-def _host_users() -> frozenset[str]:
-    try:
-        import pwd
-
-        return frozenset(entry.pw_name for entry in pwd.getpwall())
-    except (ImportError, OSError):  # pragma: no cover - non-POSIX
-        return frozenset()
-
-
 __all__ = [
     "FORMATS",
     "MACROS",
     "SPECS",
+    "format_from_path",
     "looks_like_field",
     "parse_crontab",
     "parse_env",

@@ -18,10 +18,15 @@ from migrate_cron.errors import UsageError
 
 
 def load_crontab(
-    path: Path, data: bytes | None = None, *, file_format: str = "auto", host: str | None = None
+    path: Path,
+    data: bytes | None = None,
+    *,
+    file_format: str = "auto",
+    host: str | None = None,
+    cron: str = "debian",
 ) -> CrontabFile:
-    """Parse a crontab file (or ``data`` as if it were that file); a missing or unreadable
-    file is a usage error naming it."""
+    """Parse a crontab file (or ``data`` as if it were that file) as ``cron`` reads it; a
+    missing or unreadable file is a usage error naming it."""
     if data is None:
         try:
             data = path.read_bytes()
@@ -29,7 +34,7 @@ def load_crontab(
             raise UsageError(f"{path}: no such crontab file") from None
         except OSError as exc:
             raise UsageError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    return parse_crontab(data, str(path), format=file_format, host=host)
+    return parse_crontab(data, str(path), format=file_format, host=host, cron=cron)
 
 
 #: Directories where cron keeps each user's crontab in a file named after the user: Debian
@@ -62,14 +67,16 @@ def split_origin(arg: str) -> tuple[str | None, str]:
     return None, arg
 
 
-def load_origins(args: Sequence[str | Path], file_format: str = "auto") -> list[CrontabFile]:
+def load_origins(
+    args: Sequence[str | Path], file_format: str = "auto", cron: str = "debian"
+) -> list[CrontabFile]:
     """The crontabs ``generate registry`` and ``plan`` were given, as files or ``HOST:PATH``
-    (the crontab of HOST, copied here): the host is what makes two identical lines two origins
-    of one job rather than one line read twice."""
+    (the crontab of HOST, copied here), read as ``cron`` reads them: the host is what makes
+    two identical lines two origins of one job rather than one line read twice."""
     crontabs = []
     for arg in args:
         host, path = split_origin(str(arg))
-        crontabs.append(load_crontab(Path(path), file_format=file_format, host=host))
+        crontabs.append(load_crontab(Path(path), file_format=file_format, host=host, cron=cron))
     return crontabs
 
 

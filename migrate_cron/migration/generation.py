@@ -2,26 +2,44 @@
 
 One entry per job line, carrying what the worker needs to run it the way cron did: the command
 as cron hands it to the shell (``\\%`` already turned into ``%``), the ``%``-stdin, the env lines
-above it (``SHELL`` becomes the entry's shell, ``CRON_TZ`` its timezone), the schedule as
+above it (``SHELL`` becomes the entry's shell), the zone cron scheduled it in (``entry_zone``),
+the directory cron ran it in (the ``HOME=`` above it, else its user's home), the schedule as
 written, and the line itself byte for byte as ``source`` (what rollback restores). Lines cron
 would not run, ``@reboot`` lines (no schedule) and lines that are already our own switched
 commands are skipped, each with a reason.
+
+Generation never changes when or how a job runs without saying so. A line is *refused* (no
+entry, exit 1, one warning naming ``FILE:LINE``) when it never worked as written — the analysis
+reports an error on it, or cron ignores its whole file — unless ``--force``, which registers it
+with a comment stating the error (never the plan's "cron is fine" verdict); and when its zone is
+not known (a ``CRON_TZ`` the cron ignores) unless ``--tz`` says it.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from migrate_cron.analysis.finding import RuleId
+from migrate_cron.crontab.entry import FILE_IGNORED, Severity
+from migrate_cron.crontab.flavour import Flavour, flavour
 from migrate_cron.crontab.sources import spool_owner
 from migrate_cron.migration.crontab_file import is_text_safe
-from migrate_cron.migration.registry_writer import CHANGED, GeneratedJob, MergeAction
+from migrate_cron.migration.entry_zone import EntryZone, entry_zone
+from migrate_cron.migration.registry_writer import (
+    CHANGED,
+    REFUSED,
+    GeneratedJob,
+    MergeAction,
+    Refusal,
+)
 from migrate_cron.registry import Source, command_too_long
 
 if TYPE_CHECKING:
+    from migrate_cron.analysis.report import JobReport, Report
     from migrate_cron.crontab.entry import CrontabFile, CrontabLine
 
 _NOT_ENV = ("SHELL", "CRON_TZ")
@@ -45,6 +63,30 @@ class Advice:
     #: The line guards itself with a lock wrapper (flock -n …): one run at a time, skip
     #: a slot while one runs — what the registry's concurrency/overlap now give.
     locked: bool = False
+    #: The analysis's errors on the line, one sentence each: it never worked as written.
+    errors: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """What generation proposes for the files: the entries (refused lines included, marked),
+    the lines it skipped, and the zone each proposed job got and why."""
+
+    jobs: list[GeneratedJob]
+    skipped: list[Skipped]
+    zones: list[ZoneUse]
+
+
+@dataclass(frozen=True)
+class ZoneUse:
+    """One zone given for one reason, and to which lines (``FILE:LINE``)."""
+
+    zone: str
+    reason: str
+    lines: tuple[str, ...]
+
+
+FORCE = "use --force to register it anyway"
 
 
 def proposed_jobs(
@@ -52,28 +94,46 @@ def proposed_jobs(
     advice: Mapping[tuple[str | None, str, int], Advice],
     default_timezone: str,
     user: str | None = None,
-) -> tuple[list[GeneratedJob], list[Skipped]]:
+    *,
+    cron: Flavour | None = None,
+    zone_given: bool = False,
+    force: bool = False,
+) -> Proposal:
     """Registry entries for every job line of ``files`` (paths made absolute), in file order.
     A user-format file's lines run as ``user``, else as the owner its path names (a cron spool
-    file), else as the worker's own user (no ``user`` key)."""
+    file), else as the worker's own user (no ``user`` key). ``cron`` read the files;
+    ``default_timezone`` is ``--tz`` when ``zone_given``; ``force`` registers lines that never
+    worked (with the error as their comment) instead of refusing them."""
+    cron = cron or flavour("debian")
     jobs: list[GeneratedJob] = []
     skipped: list[Skipped] = []
+    zones: dict[tuple[str, str], list[str]] = {}
     by_name: dict[str, int] = {}
     for parsed in files:
         path = str(Path(parsed.path).resolve())
         owner = user or spool_owner(parsed.path)
+        ignored = _ignored_reason(parsed)
         for line in parsed.jobs:
-            reason = _IGNORED_FILE if parsed.ignored else _skip_reason(line)
+            reason = _skip_reason(line)
             if reason:
                 skipped.append(Skipped(parsed.path, line.number, reason))
                 continue
             hint = advice.get((parsed.host, path, line.number), Advice())
-            job = _job(line, path, default_timezone, hint, owner, parsed.host)
+            errors = ((ignored,) if ignored else ()) + hint.errors
+            zone = entry_zone(line, hint.name, cron, default_timezone, zone_given)
+            refusal = _refusal(errors, zone, force)
+            if isinstance(zone, Refusal):
+                zone = EntryZone(default_timezone, "")
+            job = _job(line, path, zone.zone, hint, owner, parsed.host, cron, errors)
+            where = parsed.label
+            if refusal is not None:
+                jobs.append(replace(job, refusal=replace(refusal, file=where)))
+                continue
+            zones.setdefault((zone.zone, zone.reason), []).append(f"{where}:{line.number}")
             if hint.name in by_name and hint.name != Advice().name:
                 # The analysis named it like a line on another host: one job, one more origin.
                 index = by_name[hint.name]
                 first = jobs[index]
-                where = f"{parsed.host}:{parsed.path}" if parsed.host else parsed.path
                 note = f"also {where}:{line.number}"
                 if _mail(first.env) != _mail(job.env):
                     mail = _mail(job.env) or "none"
@@ -88,13 +148,23 @@ def proposed_jobs(
             reason = "; ".join(p.message for p in line.problems) or "not valid crontab syntax"
             skipped.append(Skipped(parsed.path, line.number, f"cron rejects this line: {reason}"))
     skipped.sort(key=lambda s: (s.file, s.line))
-    return jobs, skipped
+    used = [ZoneUse(zone, why, tuple(lines)) for (zone, why), lines in zones.items()]
+    return Proposal(jobs, skipped, used)
 
 
-_IGNORED_FILE = (
-    "cron ignores this whole file (a rejected line or no final newline in a system crontab): "
-    "the line has never run; fix the file first"
-)
+def _refusal(errors: Sequence[str], zone: EntryZone | Refusal, force: bool) -> Refusal | None:
+    """Why the line gets no entry, or None: an error first (``--force`` takes it), then an
+    unknown zone (only ``--tz`` settles it: --force does not pick a zone)."""
+    if errors and not force:
+        return Refusal(errors[0], FORCE)
+    return zone if isinstance(zone, Refusal) else None
+
+
+def _ignored_reason(parsed: CrontabFile) -> str:
+    """Why none of the file's lines ever ran (cron ignores the whole file), or ''."""
+    problem = next((p for p in parsed.problems if p.code in FILE_IGNORED), None)
+    return one_sentence(problem.message) if problem is not None else ""
+
 
 _LOCKED = (
     "\nconcurrency 1, overlap skip: the line had a lock wrapper; the queue now runs one at a "
@@ -113,6 +183,14 @@ def _skip_reason(line: CrontabLine) -> str | None:
         return "@reboot runs at boot, not on a schedule: left on cron"
     if not is_text_safe(line.text):
         return "the line is not UTF-8 text, so the registry cannot keep it byte for byte"
+    unsafe = next(
+        (k for k, v in line.env.items() if k != "CRON_TZ" and not is_text_safe(k + v)), None
+    )
+    if unsafe is not None:
+        return (
+            f"the env line {unsafe}= above it is not UTF-8 text, so the registry cannot keep "
+            "its environment"
+        )
     if not line.schedule or line.command is None:
         return "not a job line cron would run"
     if not (line.shell_command or "").strip():
@@ -123,20 +201,32 @@ def _skip_reason(line: CrontabLine) -> str | None:
 def _job(
     line: CrontabLine,
     path: str,
-    default_timezone: str,
+    timezone: str,
     hint: Advice,
-    owner: str | None = None,
-    host: str | None = None,
+    owner: str | None,
+    host: str | None,
+    cron: Flavour,
+    errors: Sequence[str],
 ) -> GeneratedJob:
     """``owner`` is the user whose crontab a user-format file is (``--user``, or the name of a
-    file under a cron spool directory); system lines carry their own user field."""
+    file under a cron spool directory); system lines carry their own user field. A line with
+    ``errors`` gets them as its comment, in place of the plan's verdict."""
     env = {k: v for k, v in line.env.items() if k not in _NOT_ENV}
-    home, where = home_of(line.user or owner)
+    home, where = working_directory(line, line.user or owner, cron)
+    note = hint.note
+    if errors:
+        head = note.split(" — ", 1)[0].split("\n", 1)[0]
+        policy = next((n for n in note.splitlines() if n.startswith("policy ")), "")
+        note = "\n".join(
+            [f"{head} — registered with --force: it never worked as written under cron:"]
+            + [f"error: {e}" for e in errors]
+            + ([policy] if policy else [])
+        )
     return GeneratedJob(
         name=hint.name,
         command=line.shell_command or "",
         schedule=line.schedule or "",
-        timezone=line.timezone or default_timezone,
+        timezone=timezone,
         sources=(Source(path, line.number, line.text, line.user, host),),
         user=line.user or owner,
         shell=line.env.get("SHELL", "/bin/sh"),
@@ -144,10 +234,22 @@ def _job(
         stdin=line.stdin,
         cwd=home,
         policy=hint.policy,
-        note=hint.note + (f"\n{where}" if where else "") + (_LOCKED if hint.locked else ""),
+        note=note + (f"\n{where}" if where else "") + (_LOCKED if hint.locked else ""),
         concurrency=1 if hint.locked else None,
         overlap="skip" if hint.locked else None,
     )
+
+
+def working_directory(line: CrontabLine, user: str | None, cron: Flavour) -> tuple[str | None, str]:
+    """Where cron runs the line, and a comment saying why: the ``HOME=`` set above it (Debian
+    and cronie chdir to the job's HOME, the crontab's value first), else its user's home."""
+    home = line.env.get("HOME") if cron.home_from_crontab else None
+    if home is None:
+        return home_of(user)
+    if home.startswith("/"):
+        return home, f"cwd: HOME={home} above the line: {cron.label} runs the command there"
+    found, where = home_of(user)
+    return found, f"HOME={home} above the line is not an absolute path; {where}"
 
 
 def home_of(user: str | None) -> tuple[str | None, str]:
@@ -181,10 +283,16 @@ class GenerateResult:
     before: str
     after: str
     written: bool
+    zones: tuple[ZoneUse, ...] = ()
 
     @property
     def conflicts(self) -> list[MergeAction]:
         return [a for a in self.actions if a.status == CHANGED]
+
+    @property
+    def refused(self) -> list[MergeAction]:
+        """Lines that got no entry: each one's ``detail`` says why and what to do."""
+        return [a for a in self.actions if a.status == REFUSED]
 
 
 def generate_registry(
@@ -196,18 +304,72 @@ def generate_registry(
     timezone: str | None = None,
     user: str | None = None,
     file_format: str = "auto",
+    cron: str = "debian",
 ) -> GenerateResult:
-    """Analyze ``paths`` (files or ``HOST:PATH``) and merge one entry per job into the registry
-    at ``output`` — the same line on several hosts is one job with several origins; ``user``
-    is whose crontab the user-format files are (system lines name their own)."""
+    """Analyze ``paths`` (files or ``HOST:PATH``) as ``cron`` reads them and merge one entry
+    per job into the registry at ``output`` — the same line on several hosts is one job with
+    several origins; ``user`` is whose crontab the user-format files are (system lines name
+    their own)."""
+    from migrate_cron.crontab.parser import gc_paused
+
+    # Thousands of entries are tomlkit objects built in bulk: with the collector on, each of
+    # its passes rescans the growing document and a 10,000-line file merges in 1.5x the time.
+    with gc_paused():
+        return _generate(paths, output, force, dry_run, timezone, user, file_format, cron)
+
+
+def _generate(
+    paths: Sequence[str | Path],
+    output: Path,
+    force: bool,
+    dry_run: bool,
+    timezone: str | None,
+    user: str | None,
+    file_format: str,
+    cron: str,
+) -> GenerateResult:
     from migrate_cron.crontab.timezone import host_timezone
     from migrate_cron.migration.crontab_file import atomic_write
-    from migrate_cron.migration.planning import STEPS, analyze_files
+    from migrate_cron.migration.planning import analyze_files
     from migrate_cron.migration.registry_writer import merge
     from migrate_cron.migration.switch import registry_lock
 
     zone = timezone or host_timezone()
-    report = analyze_files(paths, default_tz=zone, file_format=file_format)
+    report = analyze_files(paths, default_tz=zone, file_format=file_format, cron=cron)
+    proposal = proposed_jobs(
+        report.files,
+        advice_for(report),
+        zone,
+        user,
+        cron=flavour(cron),
+        zone_given=timezone is not None,
+        force=force,
+    )
+    registry_dir = output.resolve().parent
+    with registry_lock(output, dry_run):
+        before = output.read_text(encoding="utf-8") if output.exists() else ""
+        after, actions = merge(
+            before or None, proposal.jobs, [f.path for f in report.files], registry_dir,
+            force=force,
+        )  # fmt: skip
+        written = not dry_run and after != before
+        if written:
+            atomic_write(output, after.encode("utf-8"))
+    return GenerateResult(
+        str(output),
+        tuple(actions),
+        tuple(proposal.skipped),
+        before,
+        after,
+        written,
+        tuple(proposal.zones),
+    )
+
+
+def advice_for(report: Report) -> dict[tuple[str | None, str, int], Advice]:
+    """What the analysis says about each job line, by (host, absolute file, line number)."""
+    from migrate_cron.migration.planning import STEPS
+
     steps = {(p.host, p.file, p.line): p for p in report.plan}
     advice: dict[tuple[str | None, str, int], Advice] = {}
     for r in report.jobs:
@@ -225,21 +387,46 @@ def generate_registry(
             policy=str(verdict.policy),
             note=note,
             locked=any(f.rule == RuleId.OVERLAP_LOCK for f in r.findings),
+            errors=line_errors(r),
         )
-    jobs, skipped = proposed_jobs(report.files, advice, zone, user)
-    registry_dir = output.resolve().parent
-    with registry_lock(output, dry_run):
-        before = output.read_text(encoding="utf-8") if output.exists() else ""
-        after, actions = merge(
-            before or None, jobs, [f.path for f in report.files], registry_dir, force=force
-        )
-        written = not dry_run and after != before
-        if written:
-            atomic_write(output, after.encode("utf-8"))
-    return GenerateResult(str(output), tuple(actions), tuple(skipped), before, after, written)
+    return advice
 
 
-def reboot_line_named(name: str, paths: Sequence[str], file_format: str = "auto") -> str | None:
+def line_errors(report: JobReport) -> tuple[str, ...]:
+    """The analysis's errors on one job line, one sentence each. A command that ends with a
+    backslash counts even when no rule reports it yet: cron has no line continuation, so the
+    next line never was part of it (and the shell gets a stray backslash)."""
+    errors = tuple(one_sentence(f.message) for f in report.findings if f.severity is Severity.ERROR)
+    command = report.job.line.shell_command or ""
+    if not errors and _continued(command):
+        errors = (
+            "the command ends with a backslash, but cron has no line continuation: the next "
+            "line is not part of it, and the shell gets a literal \\ as its last word",
+        )
+    return errors
+
+
+def _continued(command: str) -> bool:
+    """Whether ``command`` ends with an unescaped backslash (blanks after it ignored)."""
+    text = command.rstrip(" \t")
+    return (len(text) - len(text.rstrip("\\"))) % 2 == 1
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
+
+
+def one_sentence(message: str) -> str:
+    """The first sentence of a finding's message, on one line, without its final period."""
+    text = " ".join(message.split())
+    end = _SENTENCE_END.search(text)
+    if end is not None:
+        text = text[: end.start()]
+    return text.rstrip(".")
+
+
+def reboot_line_named(
+    name: str, paths: Sequence[str], file_format: str = "auto", cron: str = "debian"
+) -> str | None:
     """Where the ``@reboot`` line that ``analyze`` names ``name`` is (``FILE:LINE``), or None.
 
     ``generate`` leaves @reboot lines on cron on purpose (they run when cron starts, not on a
@@ -254,10 +441,10 @@ def reboot_line_named(name: str, paths: Sequence[str], file_format: str = "auto"
     files = []
     for path in dict.fromkeys(paths):
         try:
-            files.append(read_crontab(path, format=file_format))
+            files.append(read_crontab(path, format=file_format, cron=cron))
         except OSError:
             continue
-    report = analyze(files, now=datetime(2000, 1, 1, tzinfo=UTC), next_count=0)
+    report = analyze(files, now=datetime(2000, 1, 1, tzinfo=UTC), next_count=0, cron=cron)
     for job in report.jobs:
         if job.job.name == name and job.job.line.is_reboot:
             return job.job.line.location

@@ -26,7 +26,7 @@ def registry_name(suggested: str, taken: Iterable[str]) -> str:
 
 def unique_name(base: str, taken: Iterable[str]) -> str:
     """``base``, or ``base-2``, ``base-3``… — the first one not in ``taken``."""
-    used = set(taken)
+    used = taken if isinstance(taken, set | frozenset) else set(taken)
     if base not in used:
         return base
     n = 2

@@ -93,17 +93,20 @@ def analyze_files(
     now: datetime | None = None,
     default_tz: str | None = None,
     file_format: str = "auto",
+    cron: str = "debian",
 ) -> Report:
-    """Read and analyze crontab files, each a path or ``HOST:PATH`` (unreadable files are
-    usage errors)."""
+    """Read and analyze crontab files, each a path or ``HOST:PATH``, as ``cron`` reads them
+    (unreadable files are usage errors)."""
     from datetime import UTC
 
     from migrate_cron.analysis.report import analyze
     from migrate_cron.crontab.sources import load_origins
     from migrate_cron.crontab.timezone import host_timezone
 
-    files = load_origins(paths, file_format)
-    return analyze(files, now=now or datetime.now(UTC), default_tz=default_tz or host_timezone())
+    files = load_origins(paths, file_format, cron)
+    return analyze(
+        files, now=now or datetime.now(UTC), default_tz=default_tz or host_timezone(), cron=cron
+    )
 
 
 def plan_rows(report: Report) -> list[PlanRow]:

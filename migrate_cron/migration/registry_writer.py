@@ -11,7 +11,10 @@ a job. So it is edited as a document (tomlkit), never re-serialised from parsed 
   job kind; it is never changed by a tool, so renames are never silent);
 - a line the registry does not know gets a new entry with a derived, unique name;
 - an entry whose line is gone is reported and kept (its queue rows may still need it);
-- lines that are already switched (our ``enqueue`` command or scheduler marker) are skipped.
+- lines that are already switched (our ``enqueue`` command or scheduler marker) are skipped;
+- a line generation refuses (it never worked under cron, or its zone is not known) gets no
+  entry (REFUSED); one registered earlier keeps its entry, and the action says why it would
+  be refused now.
 
 - the same line on another host or in another file is another origin of the same job
   (JOINED): ``[jobs.NAME.source]`` becomes a ``[[jobs.NAME.sources]]`` array.
@@ -21,6 +24,7 @@ Mode changes (``migrate`` / ``rollback``) touch only ``mode`` and the ``migratio
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -48,6 +52,21 @@ UPDATED = "updated"
 GONE = "gone"
 SWITCHED = "switched"
 JOINED = "joined"
+REFUSED = "refused"
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a line gets no entry (one sentence) and what registers it anyway; ``file`` is the
+    crontab as the user named it (``HOST:PATH``), for the warning that names the line."""
+
+    reason: str
+    remedy: str
+    file: str = ""
+
+    @property
+    def text(self) -> str:
+        return f"{self.reason} ({self.remedy})"
 
 
 @dataclass(frozen=True)
@@ -70,6 +89,8 @@ class GeneratedJob:
     note: str = ""
     concurrency: int | None = None
     overlap: str | None = None
+    #: Set when the line must not be registered: merge adds no entry for it.
+    refusal: Refusal | None = None
 
     @property
     def source(self) -> Source:
@@ -79,7 +100,8 @@ class GeneratedJob:
 @dataclass(frozen=True)
 class MergeAction:
     """What ``generate registry`` did with one job: ``status`` is one of NEW, KEPT, MOVED,
-    CHANGED (conflict, left alone), UPDATED (conflict taken with --force), GONE, SWITCHED."""
+    CHANGED (conflict, left alone), UPDATED (conflict taken with --force), GONE, SWITCHED,
+    JOINED, REFUSED (no entry; ``detail`` says why and what to do)."""
 
     name: str
     status: str
@@ -136,19 +158,30 @@ def merge(
     claimed: set[tuple[str, int | None]] = set()
     actions: list[MergeAction] = []
     matched: dict[tuple[int, int], _Known] = {}
-    by_text = sorted(known, key=lambda k: k.line)
-    # Pass 1: the same text in the same file is the same origin (maybe moved).
+    # Looked up by key, never scanned: a 10,000-line crontab merges in linear time.
+    by_text: dict[tuple[str, str], deque[_Known]] = {}
+    by_line: dict[tuple[str, int], list[_Known]] = {}
+    for k in sorted(known, key=lambda k: k.line):
+        by_text.setdefault((k.file, k.text), deque()).append(k)
+        if k.migrated_line is None:
+            by_line.setdefault((k.file, k.line), []).append(k)
+    # Pass 1: the same text in the same file is the same origin (maybe moved); the first
+    # one by line number when the file holds the line more than once.
     for i, g in enumerate(proposed):
         for j, src in enumerate(g.sources):
-            for k in by_text:
-                if k.key not in claimed and k.file == src.file and k.text == src.text:
-                    matched[(i, j)] = k
-                    claimed.add(k.key)
-                    break
+            same = by_text.get((src.file, src.text))
+            if same:
+                k = same.popleft()
+                matched[(i, j)] = k
+                claimed.add(k.key)
     # Lines that are our own rewrites belong to the job that wrote them.
     switched_lines = {(k.file, k.migrated_line): k for k in known if k.migrated_line}
+    same_jobs = _by_command(jobs, known)
     names = set(str(n) for n in jobs)
     for i, g in enumerate(proposed):
+        if g.refusal is not None:
+            actions.extend(_refused(jobs, g, g.refusal, matched, i, registry_dir))
+            continue
         owner = next(
             (matched[(i, j)].name for j in range(len(g.sources)) if (i, j) in matched), None
         )
@@ -173,17 +206,7 @@ def merge(
                     MergeAction(name, SWITCHED, rel, line, "already switched by migrate-cron")
                 )
                 continue
-            edited = next(
-                (
-                    k
-                    for k in known
-                    if k.key not in claimed
-                    and k.file == file
-                    and k.line == line
-                    and k.migrated_line is None
-                ),
-                None,
-            )
+            edited = next((k for k in by_line.get((file, line), ()) if k.key not in claimed), None)
             if edited is not None and force and edited.index is not None:
                 # One origin of a multi-origin job changed: the others still run the old
                 # line, so the changed one leaves the job and becomes a job of its own.
@@ -219,7 +242,7 @@ def merge(
         if fresh and owner is None:
             # Its other origins may be switched already (their lines now only enqueue, so
             # the analysis could not pair them): the same job by what it runs joins.
-            owner = _same_job(jobs, known, g, fresh)
+            owner = _same_job(jobs, same_jobs, g, fresh)
             if owner is not None:
                 for src in fresh:
                     _add_origin(_table(jobs, owner), src, registry_dir)
@@ -266,6 +289,33 @@ def merge(
             doc.add(tomlkit.nl())
         doc.append("jobs", jobs)
     return tomlkit.dumps(doc), actions
+
+
+def _refused(
+    jobs: Table,
+    g: GeneratedJob,
+    refusal: Refusal,
+    matched: Mapping[tuple[int, int], _Known],
+    index: int,
+    registry_dir: Path,
+) -> list[MergeAction]:
+    """A refused line: no new entry; an entry registered earlier (same text) stays, only its
+    line number follows the file."""
+    out = []
+    for j, src in enumerate(g.sources):
+        rel = _display(src.file, registry_dir, src.host)
+        k = matched.get((index, j))
+        if k is None:
+            where = refusal.file or rel
+            out.append(MergeAction(g.name, REFUSED, where, src.line, refusal.text))
+            continue
+        status = KEPT
+        if k.line != src.line:
+            _origin(jobs, k)["line"] = src.line
+            status = MOVED
+        why = f"registered earlier, entry kept; now it would be refused: {refusal.reason}"
+        out.append(MergeAction(k.name, status, rel, src.line, why))
+    return out
 
 
 def _edited(
@@ -406,8 +456,20 @@ def _known(jobs: Table, registry_dir: Path) -> list[_Known]:
     return out
 
 
+def _by_command(jobs: Table, known: Sequence[_Known]) -> dict[str, dict[str, set[str]]]:
+    """The known jobs by the command they run: name → the files of its origins."""
+    out: dict[str, dict[str, set[str]]] = {}
+    for k in known:
+        command = str(_table(jobs, k.name).get("command"))
+        out.setdefault(command, {}).setdefault(k.name, set()).add(k.file)
+    return out
+
+
 def _same_job(
-    jobs: Table, known: Sequence[_Known], g: GeneratedJob, fresh: Sequence[Source]
+    jobs: Table,
+    by_command: Mapping[str, Mapping[str, set[str]]],
+    g: GeneratedJob,
+    fresh: Sequence[Source],
 ) -> str | None:
     """The known generated job that runs exactly what ``g`` runs (schedule as cron expands
     it, zone, command, stdin, user, shell, env but mail settings) in other files, if any."""
@@ -417,8 +479,8 @@ def _same_job(
         return sorted((str(k), str(v)) for k, v in dict(values).items() if k not in MAIL_ENV)
 
     files = {src.file for src in fresh}
-    for name in dict.fromkeys(k.name for k in known):
-        if any(k.name == name and k.file in files for k in known):
+    for name, its_files in by_command.get(g.command, {}).items():
+        if its_files & files:
             continue
         t = _table(jobs, name)
         if (

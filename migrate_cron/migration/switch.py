@@ -109,6 +109,7 @@ def migrate(
     installer: Installer | None = None,
     file_format: str | None = None,
     strip_swallow: bool = False,
+    cron: str = "debian",
 ) -> list[SwitchResult]:
     """Switch job ``name``'s crontab lines to ``to`` (``enqueue`` or ``scheduler``): every
     origin not yet switched, or the ones ``crontab`` names (files or ``HOST:PATH``), all in
@@ -116,7 +117,8 @@ def migrate(
 
     The crontab's format must be a fact — its place (cron.d, /etc/crontab, cron's spool) or
     ``file_format`` — when its lines alone could be read either way: a system line rewritten
-    without its user field makes Debian's cron drop the whole file."""
+    without its user field makes Debian's cron drop the whole file. ``cron`` is which cron
+    reads the files (``--cron``): they are parsed as it reads them."""
     if to not in TARGET_MODES:
         raise UsageError(f"--to must be one of {', '.join(TARGET_MODES)}, not {to!r}")
     with registry_lock(registry_path, dry_run):
@@ -144,7 +146,7 @@ def migrate(
         results: list[SwitchResult] = []
         changes: list[_Change] = []
         for src, path in todo:
-            change = _switch_origin(spec, src, path, to, target, install, file_format, todo)
+            change = _switch_origin(spec, src, path, to, target, install, file_format, todo, cron)
             changes.append(change)
             results.append(change.result)
             stored = registry_writer.stored_path(path, registry_path.parent)
@@ -246,6 +248,7 @@ def _switch_origin(
     install: bool,
     file_format: str | None,
     together: Sequence[tuple[Source, Path]] = (),
+    cron: str = "debian",
 ) -> _Change:
     name = spec.name
     if install and src.user is not None:
@@ -257,7 +260,7 @@ def _switch_origin(
     expected = src.text if mig is None else mig.line
     text = CrontabText.read(path)
     # A crontab installed with `crontab -` is a user's crontab: that is a fact too.
-    _check_format(path, text, src.user, file_format or ("user" if install else None))
+    _check_format(path, text, src.user, file_format or ("user" if install else None), cron)
     number = _locate(text, expected, src.line, path, name, "cron" if mig is None else spec.mode)
     notes: list[str] = []
     if number != src.line and mig is None:
@@ -462,10 +465,12 @@ def _in_source_order(spec: JobSpec, switches: dict[str | None, Migration]) -> li
 
 
 # ------------------------------------------------------------------------ internals
-def _check_format(path: Path, text: CrontabText, user: str | None, requested: str | None) -> None:
+def _check_format(
+    path: Path, text: CrontabText, user: str | None, requested: str | None, cron: str = "debian"
+) -> None:
     from migrate_cron.crontab.parser import parse_crontab
 
-    parsed = parse_crontab(text.render(), str(path), format=requested or "auto")
+    parsed = parse_crontab(text.render(), str(path), format=requested or "auto", cron=cron)
     if parsed.format_inferred:
         raise UsageError(
             f"{path}: its format is only inferred from its lines ({parsed.format_reason}); "

@@ -39,7 +39,8 @@ def test_every_json_document_is_a_versioned_object_with_utc_z_times(
         "MIGRATE_CRON_REGISTRY": str(tmp_path / "migrate-cron.toml"),
         "MIGRATE_CRON_SPOOL": str(tmp_path / "spool"),
     }
-    assert run_cli("generate", "registry", "shop.crontab", env=env, cwd=tmp_path).returncode == 0
+    gen = ("generate", "registry", "shop.crontab", "--tz", "UTC", "--force")
+    assert run_cli(*gen, env=env, cwd=tmp_path).returncode == 0
     job_id = store.enqueue("invoices-export").job_id
     commands = [
         ("analyze", "shop.crontab"),

@@ -43,7 +43,8 @@ def test_plan_json_and_markdown(tmp_path: Path) -> None:
 
 def test_plan_uses_the_registry_names(tmp_path: Path) -> None:
     _copy(tmp_path)
-    assert run_cli("generate", "registry", "shop.crontab", cwd=tmp_path).returncode == 0
+    gen = ("generate", "registry", "shop.crontab", "--tz", "UTC", "--force")
+    assert run_cli(*gen, cwd=tmp_path).returncode == 0
     registry = tmp_path / "migrate-cron.toml"
     registry.write_text(registry.read_text().replace("[jobs.invoices-export", "[jobs.datev"))
     items = json.loads(run_cli("plan", "shop.crontab", "--json", cwd=tmp_path).stdout)["plan"]

@@ -57,17 +57,25 @@ def test_the_journey_of_one_line(
         assert "schedule-run" in leave
         name = first["name"]
 
-        # 3. the registry (re-running keeps it byte for byte) and the Alembic revision
-        out = json.loads(
-            run_cli("generate", "registry", "shop.crontab", "--json", env=env, cwd=tmp_path).stdout
-        )
-        assert {j["status"] for j in out["jobs"]} == {"new"} and len(out["jobs"]) == 8
+        # 3. the registry (re-running keeps it byte for byte) and the Alembic revision.
+        # Debian's cron (the default flavour) ignores the sample's CRON_TZ: its lines fire in
+        # the daemon's zone, which --tz names (without it they are refused: exit 1); the mail
+        # line cut at % never worked as written: refused, the others written (exit 1).
+        refused = cli("generate", "registry", "shop.crontab", code=1)
+        assert "shop.crontab:12: not registered: job orders-push-erp" in refused
+        assert not registry.exists() or "[jobs.orders-push-erp]" not in registry.read_text()
+        registry.unlink(missing_ok=True)
+        generate = ("generate", "registry", "shop.crontab", "--tz", host_timezone())
+        done = run_cli(*generate, "--json", env=env, cwd=tmp_path)
+        assert done.returncode == 1 and "shop.crontab:24: not registered: cron cuts" in done.stderr
+        statuses = [(j["status"], j["line"]) for j in json.loads(done.stdout)["jobs"]]
+        assert sorted(statuses) == [("new", n) for n in (9, 12, 15, 18, 21, 27, 28)] + [
+            ("refused", 24)
+        ]
         text = registry.read_text()
-        cli("generate", "registry", "shop.crontab")
+        cli(*generate, code=1)
         assert registry.read_text() == text
         spec = load_registry(registry).get(name)
-        # Debian's cron (the default flavour) ignores the sample's CRON_TZ: its lines fire in
-        # the daemon's zone, and the job keeps that zone (docs/cron-flavours.md).
         assert spec.mode == "cron" and spec.timezone == host_timezone()
         assert spec.source is not None and spec.source.line == 12
         assert original.split(b"\n")[11].decode() == spec.source.text

@@ -29,7 +29,9 @@ def project(directory: Path) -> Path:
         "MIGRATE_CRON_REGISTRY": str(directory / "migrate-cron.toml"),
         "HOME": str(directory),
     }
-    steps = [("generate", "registry", "shop.crontab"), ("db", "upgrade")]
+    # --tz: Debian's cron ignores the sample's CRON_TZ; --force: its mail line (cut at %).
+    generate = ("generate", "registry", "shop.crontab", "--tz", "UTC", "--force")
+    steps = [generate, ("db", "upgrade")]
     steps += [("migrate", name, "--format", "user", "--to", to) for name, to in SWITCHED.items()]
     for args in steps:
         proc = run_cli(*args, env=env, cwd=directory, timeout=120)
