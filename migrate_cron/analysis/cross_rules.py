@@ -8,9 +8,9 @@ import itertools
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
+from migrate_cron.analysis.dataflow import Paths, common_place, link, paths
 from migrate_cron.analysis.finding import Hit, Rule, RuleId
 from migrate_cron.analysis.job import MAIL_ENV, CronJob, schedule_key
-from migrate_cron.analysis.dataflow import Paths, common_place, link, paths
 from migrate_cron.analysis.rules import ORDERING_WINDOW_MINUTES
 from migrate_cron.crontab.entry import Severity
 
@@ -88,9 +88,12 @@ def _staggered(members: Sequence[CronJob]) -> list[tuple[CronJob, Hit]]:
                 gap = _offset(block[0], job)
                 if gap is None:
                     continue
-                words = set(job.script.top[-1].argv) - set().union(
-                    *(set(b.script.top[-1].argv) for b in block if b.script.top)
-                ) if job.script.top else set()
+                words = (
+                    set(job.script.top[-1].argv)
+                    - set().union(*(set(b.script.top[-1].argv) for b in block if b.script.top))
+                    if job.script.top
+                    else set()
+                )
                 followers.append((job, block, gap, frozenset(words)))
         marks = [f for f in followers if f[3]]
         repeated = [f for f in marks if any(g is not f and g[3] == f[3] for g in marks)]

@@ -26,32 +26,159 @@ from migrate_cron.analysis.wrappers import INTERPRETERS, Unwrapped, basename, ma
 
 #: Framework runners: the job is their first positional argument (the sub-command).
 _FRAMEWORKS = frozenset(
-    ("artisan", "console", "drush", "wp", "occ", "rake", "manage", "symfony", "magento", "yii",
-     "cake", "spark", "n98-magerun", "n98-magerun2", "rails", "flask", "django-admin", "bench",
-     "php-cli", "craft", "typo3", "typo3cms", "cli", "nova", "invoke", "thor", "mix", "sbt",
-     "gradle", "npm", "yarn", "pnpm", "composer", "make", "just", "task")
+    (
+        "artisan",
+        "console",
+        "drush",
+        "wp",
+        "occ",
+        "rake",
+        "manage",
+        "symfony",
+        "magento",
+        "yii",
+        "cake",
+        "spark",
+        "n98-magerun",
+        "n98-magerun2",
+        "rails",
+        "flask",
+        "django-admin",
+        "bench",
+        "php-cli",
+        "craft",
+        "typo3",
+        "typo3cms",
+        "cli",
+        "nova",
+        "invoke",
+        "thor",
+        "mix",
+        "sbt",
+        "gradle",
+        "npm",
+        "yarn",
+        "pnpm",
+        "composer",
+        "make",
+        "just",
+        "task",
+    )
 )
 #: Sub-commands that name a mechanism, not the work: the next argument says what it is.
 _GENERIC_SUBCOMMANDS = frozenset(
-    ("run", "exec", "queue:run", "queue:work", "queue:listen", "messenger:consume",
-     "jobs:run", "job:run", "task:run", "tasks:run", "process", "runscript", "runner",
-     "execute", "command", "call")
+    (
+        "run",
+        "exec",
+        "queue:run",
+        "queue:work",
+        "queue:listen",
+        "messenger:consume",
+        "jobs:run",
+        "job:run",
+        "task:run",
+        "tasks:run",
+        "process",
+        "runscript",
+        "runner",
+        "execute",
+        "command",
+        "call",
+    )
 )
 #: Script names that say nothing: the first argument, else the directory, names the job.
 _GENERIC_SCRIPTS = frozenset(
-    ("run", "main", "cron", "cronjob", "job", "jobs", "task", "tasks", "index", "start",
-     "script", "exec", "execute", "wrapper", "go", "do", "cli", "app", "runner", "worker",
-     "launcher", "entrypoint", "entry", "daily", "hourly", "weekly", "monthly", "command",
-     "cmd", "tool", "bin", "process", "handler", "crontab", "init", "default")
+    (
+        "run",
+        "main",
+        "cron",
+        "cronjob",
+        "job",
+        "jobs",
+        "task",
+        "tasks",
+        "index",
+        "start",
+        "script",
+        "exec",
+        "execute",
+        "wrapper",
+        "go",
+        "do",
+        "cli",
+        "app",
+        "runner",
+        "worker",
+        "launcher",
+        "entrypoint",
+        "entry",
+        "daily",
+        "hourly",
+        "weekly",
+        "monthly",
+        "command",
+        "cmd",
+        "tool",
+        "bin",
+        "process",
+        "handler",
+        "crontab",
+        "init",
+        "default",
+    )
 )
 _RUNNER = re.compile(r"^(?:run|exec|do|call|invoke)[-_]")
 #: Programs whose own name says nothing of the job: they need what they act on.
 _TOOLS = frozenset(
-    ("rsync", "scp", "rclone", "cp", "mv", "unison", "find", "du", "df", "systemctl",
-     "service", "supervisorctl", "curl", "wget", "lynx", "links", "get", "run-parts",
-     "date", "echo", "printf", "touch", "true", "rm", "cat", "tee", "mysql", "psql",
-     "mysqldump", "pg_dump", "redis-cli", "git", "sh", "bash", "env", "null", "docker",
-     "podman", "kubectl", "sudo", "nice", "php", "python", "python3", "node", "ruby", "perl")
+    (
+        "rsync",
+        "scp",
+        "rclone",
+        "cp",
+        "mv",
+        "unison",
+        "find",
+        "du",
+        "df",
+        "systemctl",
+        "service",
+        "supervisorctl",
+        "curl",
+        "wget",
+        "lynx",
+        "links",
+        "get",
+        "run-parts",
+        "date",
+        "echo",
+        "printf",
+        "touch",
+        "true",
+        "rm",
+        "cat",
+        "tee",
+        "mysql",
+        "psql",
+        "mysqldump",
+        "pg_dump",
+        "redis-cli",
+        "git",
+        "sh",
+        "bash",
+        "env",
+        "null",
+        "docker",
+        "podman",
+        "kubectl",
+        "sudo",
+        "nice",
+        "php",
+        "python",
+        "python3",
+        "node",
+        "ruby",
+        "perl",
+    )
 )
 _STRIP_EXT = re.compile(
     r"\.(?:sh|bash|php|py|pl|rb|js|mjs|ts|lua|tcl|r|service|timer|jar|exe|cgi|csh|ksh|zsh)$",
@@ -63,11 +190,57 @@ _SUBCOMMAND = re.compile(r"^[A-Za-z][A-Za-z0-9_:.-]{0,39}$")
 _SECRET_KEYS = re.compile(r"(?:pass|secret|token|key|auth|cred|sig|hash|cookie)", re.I)
 _HEXISH = re.compile(r"^[0-9a-fA-F-]{8,}$|^[A-Za-z0-9+/_=-]{24,}$")
 _DIR_NOISE = frozenset(
-    ("var", "www", "html", "srv", "opt", "home", "usr", "local", "bin", "sbin", "scripts",
-     "script", "cron", "crons", "cronjobs", "app", "apps", "current", "etc", "lib", "src",
-     "tmp", "data", "root", "public", "web", "htdocs", "sites", "code", "git", "repos",
-     "shared", "releases", "live", "prod", "production", "user", "users", "admin", "jobs",
-     "tools", "util", "utils", "cgi-bin", "libexec", "share", "mnt", "backups", "docker")
+    (
+        "var",
+        "www",
+        "html",
+        "srv",
+        "opt",
+        "home",
+        "usr",
+        "local",
+        "bin",
+        "sbin",
+        "scripts",
+        "script",
+        "cron",
+        "crons",
+        "cronjobs",
+        "app",
+        "apps",
+        "current",
+        "etc",
+        "lib",
+        "src",
+        "tmp",
+        "data",
+        "root",
+        "public",
+        "web",
+        "htdocs",
+        "sites",
+        "code",
+        "git",
+        "repos",
+        "shared",
+        "releases",
+        "live",
+        "prod",
+        "production",
+        "user",
+        "users",
+        "admin",
+        "jobs",
+        "tools",
+        "util",
+        "utils",
+        "cgi-bin",
+        "libexec",
+        "share",
+        "mnt",
+        "backups",
+        "docker",
+    )
 )
 MAX_LENGTH = 60
 
@@ -225,9 +398,30 @@ def _from_argv(argv: list[str], inner: Unwrapped) -> Naming | None:
 
 #: Framework options whose value is the next word (``-e prod``, ``-r web``, ``--uri x``).
 _VALUED = frozenset(
-    ("-e", "--env", "-r", "--root", "-l", "--uri", "-u", "--user", "--path", "--site",
-     "--context", "--application", "-c", "--config", "--settings", "--pythonpath", "-d",
-     "--database", "--connection", "--queue", "-p", "--project")
+    (
+        "-e",
+        "--env",
+        "-r",
+        "--root",
+        "-l",
+        "--uri",
+        "-u",
+        "--user",
+        "--path",
+        "--site",
+        "--context",
+        "--application",
+        "-c",
+        "--config",
+        "--settings",
+        "--pythonpath",
+        "-d",
+        "--database",
+        "--connection",
+        "--queue",
+        "-p",
+        "--project",
+    )
 )
 
 
@@ -426,9 +620,16 @@ def schedule_word(expr: str) -> str:
     from migrate_cron.analysis.job import cadence_of
     from migrate_cron.crontab.schedule import Schedule
 
-    macro = {"@reboot": "at-boot", "@yearly": "yearly", "@annually": "yearly",
-             "@monthly": "monthly", "@weekly": "weekly", "@daily": "daily",
-             "@midnight": "daily", "@hourly": "hourly"}
+    macro = {
+        "@reboot": "at-boot",
+        "@yearly": "yearly",
+        "@annually": "yearly",
+        "@monthly": "monthly",
+        "@weekly": "weekly",
+        "@daily": "daily",
+        "@midnight": "daily",
+        "@hourly": "hourly",
+    }
     if expr in macro:
         return macro[expr]
     try:
@@ -465,8 +666,7 @@ def name_lines(items: Sequence[tuple[Naming | None, str]]) -> list[str]:
     """One name per line (``items``: its naming and schedule), unique within the sequence,
     told apart by tokens, then schedule, never by a counter."""
     bases = [
-        (_telling(n.base, expr) if n is not None and n.base else f"{schedule_word(expr)}-job",
-         expr)
+        (_telling(n.base, expr) if n is not None and n.base else f"{schedule_word(expr)}-job", expr)
         for n, expr in items
     ]
     groups: dict[str, list[int]] = defaultdict(list)

@@ -77,9 +77,7 @@ def analyze(
     """Run every rule over every job line, classify, plan, and compute the next runs.
     ``cron`` names the flavour the files were parsed for (it is reported, not re-applied)."""
     with gc_paused():
-        return replace(
-            _analyze(files, now, next_count, durations, default_tz, cron), cron=cron
-        )
+        return replace(_analyze(files, now, next_count, durations, default_tz, cron), cron=cron)
 
 
 def _analyze(

@@ -35,9 +35,31 @@ POLL_RUNS_PER_DAY = 24
 #: Words of a job's name that say each run produces something of its time (a sample, a
 #: heartbeat, a graph) rather than looking for work that may not be there.
 _SAMPLERS = frozenset(
-    ("stats", "statistics", "metrics", "metric", "monitor", "monitoring", "collect",
-     "collector", "snmp", "graph", "graphs", "rrd", "heartbeat", "keepalive", "alive",
-     "realtime", "sample", "sampler", "munin", "telegraf", "uptime", "ping", "probe")
+    (
+        "stats",
+        "statistics",
+        "metrics",
+        "metric",
+        "monitor",
+        "monitoring",
+        "collect",
+        "collector",
+        "snmp",
+        "graph",
+        "graphs",
+        "rrd",
+        "heartbeat",
+        "keepalive",
+        "alive",
+        "realtime",
+        "sample",
+        "sampler",
+        "munin",
+        "telegraf",
+        "uptime",
+        "ping",
+        "probe",
+    )
 )
 
 
@@ -66,8 +88,10 @@ def _samples(job: CronJob) -> bool:
     for call, inner in calls:
         if any(w.raw.startswith("$(date") or w.raw.startswith("`date") for w in call.words):
             return True
-    if all(basename(inner.argv[0]) in REPORTING or basename(inner.argv[0]) == "touch"
-           for _, inner in calls):
+    if all(
+        basename(inner.argv[0]) in REPORTING or basename(inner.argv[0]) == "touch"
+        for _, inner in calls
+    ):
         return True
     words = set(re.split(r"[^a-z0-9]+", _base_name(job)))
     return not words.isdisjoint(_SAMPLERS)
@@ -107,8 +131,9 @@ def _lock(job: CronJob, ctx: Context) -> Hit | None:
             continue
         inner = unwrap(call)
         if inner.lock is not None:
-            wrapper = next((w for w in inner.wrappers if w in ("flock", "setlock", "lckdo",
-                                                               "solo")), "a lock")
+            wrapper = next(
+                (w for w in inner.wrappers if w in ("flock", "setlock", "lckdo", "solo")), "a lock"
+            )
             what = f"port {inner.lock}" if wrapper == "solo" else inner.lock
             return Hit(f"guards itself with {wrapper} ({what}): runs have overlapped before")
         head = call.words[0].value.rsplit("/", 1)[-1]
@@ -194,8 +219,10 @@ def _unseen(job: CronJob, ctx: Context) -> Hit | None:
             f'`{first.program}` writes to cron\'s output and MAILTO="" makes cron discard '
             "it: whatever it prints, errors included, is never seen"
         )
-    where = "/dev/null" if first.stdout == NULL else (
-        first.stdout[5:] if first.stdout.startswith("file:") else "its log"
+    where = (
+        "/dev/null"
+        if first.stdout == NULL
+        else (first.stdout[5:] if first.stdout.startswith("file:") else "its log")
     )
     order = ""
     chain = first.call.chain
@@ -233,7 +260,7 @@ def _swallow(job: CronJob, ctx: Context) -> Hit | None:
         return None
     last = top[-1]
     argv = last.argv
-    forced = (argv in (("true",), (":",), ("exit", "0"), ("exit",)) or argv == ("/bin/true",))
+    forced = argv in (("true",), (":",), ("exit", "0"), ("exit",)) or argv == ("/bin/true",)
     if not forced or last.joined not in ("||", ";"):
         return None
     return Hit(f'reports success even when it fails ("{last.joined} {last.text}")')
@@ -323,8 +350,11 @@ def _http(job: CronJob, ctx: Context) -> Hit | None:
             return Hit(
                 "calls curl without --max-time: a server that never answers keeps the job "
                 "running forever"
-                + (" (--connect-timeout only bounds connecting)"
-                   if any(a.startswith("--connect-timeout") for a in argv) else ""),
+                + (
+                    " (--connect-timeout only bounds connecting)"
+                    if any(a.startswith("--connect-timeout") for a in argv)
+                    else ""
+                ),
                 fix="add --max-time 60 (or let the worker's per-job timeout kill it)",
             )
         if tool == "wget":
@@ -346,8 +376,11 @@ def _has_option(word: str, names: tuple[str, ...]) -> bool:
             return True
         if len(name) == 2 and word.startswith(name) and word[2:].isdigit():
             return True  # -m60
-        if len(name) == 2 and word.startswith("-") and not word.startswith("--") and (
-            name[1] in word[1:] and word.endswith(name[1])
+        if (
+            len(name) == 2
+            and word.startswith("-")
+            and not word.startswith("--")
+            and (name[1] in word[1:] and word.endswith(name[1]))
         ):
             return True  # -sSm 60 style bundles
     return False
@@ -416,25 +449,83 @@ def _reboot(job: CronJob, ctx: Context) -> Hit | None:
 
 #: First or last words of a job's name that say it sends something to people.
 _SENDING = frozenset(
-    ("send", "mail", "email", "notify", "deliver", "dispatch", "remind", "newsletter",
-     "sendmail", "mailer", "notifier", "sms", "push-notifications", "webhook", "webhooks")
+    (
+        "send",
+        "mail",
+        "email",
+        "notify",
+        "deliver",
+        "dispatch",
+        "remind",
+        "newsletter",
+        "sendmail",
+        "mailer",
+        "notifier",
+        "sms",
+        "push-notifications",
+        "webhook",
+        "webhooks",
+    )
 )
 #: Words that make a name about mail a local chore (a filter, a cleanup), not a sending.
 _LOCAL_WORK = frozenset(
-    ("firewall", "filter", "server", "queue", "log", "logs", "backup", "sync", "check",
-     "monitor", "stats", "cleanup", "clean", "purge", "import", "config", "spam", "bounce",
-     "bounces", "verify", "verification", "verifications", "expire", "expired", "rotate")
+    (
+        "firewall",
+        "filter",
+        "server",
+        "queue",
+        "log",
+        "logs",
+        "backup",
+        "sync",
+        "check",
+        "monitor",
+        "stats",
+        "cleanup",
+        "clean",
+        "purge",
+        "import",
+        "config",
+        "spam",
+        "bounce",
+        "bounces",
+        "verify",
+        "verification",
+        "verifications",
+        "expire",
+        "expired",
+        "rotate",
+    )
 )
 _LOCAL_NOTIFIERS = frozenset(("notify-send", "wall", "logger", "write", "zenity", "kdialog"))
 _MAILERS = frozenset(("mail", "mailx", "sendmail", "mutt", "s-nail", "msmtp", "swaks"))
 _UPLOADERS = frozenset(("scp", "sftp", "ftp", "lftp", "rsync", "curlftpfs", "ncftpput"))
 _QUEUES = frozenset(
-    ("amqp-publish", "kafka-console-producer", "kcat", "kafkacat", "nats", "mosquitto_pub",
-     "aws", "gsutil", "az")
+    (
+        "amqp-publish",
+        "kafka-console-producer",
+        "kcat",
+        "kafkacat",
+        "nats",
+        "mosquitto_pub",
+        "aws",
+        "gsutil",
+        "az",
+    )
 )
 _CURL_SENDS = frozenset(
-    ("-d", "--data", "--data-raw", "--data-binary", "--data-urlencode", "-F", "--form", "-T",
-     "--upload-file", "--json")
+    (
+        "-d",
+        "--data",
+        "--data-raw",
+        "--data-binary",
+        "--data-urlencode",
+        "-F",
+        "--form",
+        "-T",
+        "--upload-file",
+        "--json",
+    )
 )
 
 
@@ -462,8 +553,9 @@ def handover_evidence(job: CronJob) -> str | None:
             remote = [a for a in argv[2:] if re.match(r"^[\w.@-]+:[^/]?", a) and "://" not in a]
             if remote and argv[-1] in remote:
                 return f"uploads to {remote[-1].split(':', 1)[0]}"
-        if prog in _QUEUES and (prog != "aws" or argv[1:3] in (["sqs", "send-message"],
-                                                               ["sns", "publish"])):
+        if prog in _QUEUES and (
+            prog != "aws" or argv[1:3] in (["sqs", "send-message"], ["sns", "publish"])
+        ):
             return f"publishes with {prog}"
     from migrate_cron.analysis.wrappers import main_call
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 
 from migrate_cron.analysis.finding import Context, Hit, Rule, RuleId
+from migrate_cron.analysis.job import CronJob
 from migrate_cron.analysis.shellcheck import Comment, Request, dialect, wiki
 from migrate_cron.analysis.tree import parse
-from migrate_cron.analysis.job import CronJob
 from migrate_cron.crontab.entry import CrontabLine, Severity
 
 #: Shells that understand the bash-only syntax below.
@@ -100,7 +100,8 @@ def _redirect_order(job: CronJob, ctx: Context) -> Hit | None:
         if comment.code == 2069:
             mail = job.line.env.get("MAILTO")
             where = (
-                'cron\'s output, which MAILTO="" discards' if mail == ""
+                'cron\'s output, which MAILTO="" discards'
+                if mail == ""
                 else "cron's mail, not the file"
             )
             return Hit(
@@ -146,9 +147,7 @@ def _comment_command(job: CronJob, ctx: Context) -> Hit | None:
     if not job.script.comment_only:
         return None
     token = re.match(r"#[A-Za-z_][A-Za-z0-9_]*#", job.script.text.lstrip())
-    why = (
-        f"{token.group()} is a template token nobody replaced, and " if token else ""
-    )
+    why = f"{token.group()} is a template token nobody replaced, and " if token else ""
     return Hit(
         f"{why}the shell reads a word that starts with # as a comment: the whole command is a "
         "comment, so the line runs nothing and exits 0 — it never worked"
@@ -159,7 +158,7 @@ def _sleep_operands(job: CronJob, ctx: Context) -> Hit | None:
     for call in job.script.top:
         if call.words and call.words[0].value == "sleep" and len(call.words) > 2:
             extra = [w.value for w in call.words[1:] if not re.fullmatch(r"[\d.]+[smhd]?", w.value)]
-            if extra and "/" in extra[0] or (extra and extra[0].endswith((".sh", ".py", ".php"))):
+            if (extra and "/" in extra[0]) or (extra and extra[0].endswith((".sh", ".py", ".php"))):
                 return Hit(
                     f"`sleep` is given `{extra[0]}` as a second duration: sleep fails with "
                     f'"invalid time interval" and {extra[0]} never runs (a missing ; or &&)'
@@ -269,6 +268,8 @@ _PROVIDED = frozenset(
         "_",
     }
 )
+
+
 def unset_variables(command: str, env: dict[str, str]) -> list[str]:
     """Names the command expands (``$NAME``, ``${NAME}``; not ``${NAME:-x}``, which says what
     to do when unset) that neither the file's env lines above, nor the command itself, nor
@@ -281,8 +282,11 @@ def unset_variables(command: str, env: dict[str, str]) -> list[str]:
     return [
         n
         for n in dict.fromkeys(used)
-        if n not in env and n not in _PROVIDED and n not in script.assigned
-        and not n.isdigit() and n not in ("@", "*", "#", "?", "-", "$", "!", "0")
+        if n not in env
+        and n not in _PROVIDED
+        and n not in script.assigned
+        and not n.isdigit()
+        and n not in ("@", "*", "#", "?", "-", "$", "!", "0")
     ]
 
 
@@ -307,9 +311,36 @@ def _unset(job: CronJob, ctx: Context) -> Hit | None:
 #: Programs that succeed whatever they are fed: a pipeline ending in one hides the failure of
 #: the command before the pipe (``grep`` is not one: no input, no match, a failure).
 _SINKS = frozenset(
-    ("logger", "tee", "cat", "mail", "mailx", "sendmail", "mutt", "gzip", "bzip2", "xz",
-     "zstd", "pigz", "ts", "cronolog", "rotatelogs", "multilog", "svlogd", "sort", "uniq",
-     "wc", "sed", "awk", "cut", "tr", "head", "tail", "s-nail", "systemd-cat")
+    (
+        "logger",
+        "tee",
+        "cat",
+        "mail",
+        "mailx",
+        "sendmail",
+        "mutt",
+        "gzip",
+        "bzip2",
+        "xz",
+        "zstd",
+        "pigz",
+        "ts",
+        "cronolog",
+        "rotatelogs",
+        "multilog",
+        "svlogd",
+        "sort",
+        "uniq",
+        "wc",
+        "sed",
+        "awk",
+        "cut",
+        "tr",
+        "head",
+        "tail",
+        "s-nail",
+        "systemd-cat",
+    )
 )
 
 
@@ -363,8 +394,7 @@ SHELL_RULES: tuple[Rule, ...] = (
     Rule(
         RuleId.BACKGROUND,
         Severity.WARNING,
-        "A & sends the job to the background: cron, and a queue's worker, see it succeed at "
-        "once.",
+        "A & sends the job to the background: cron, and a queue's worker, see it succeed at once.",
         "drop the &: a job the queue runs must finish in the foreground for its outcome to count",
         _background,
     ),

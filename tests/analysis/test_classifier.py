@@ -15,16 +15,16 @@ from tests.analysis.helpers import job
         ("* * * * * python manage.py send_queued_mail", "queue", "skip"),
         (
             "30 2 * * * php artisan invoices:send --date=$(date -d yesterday +\\%F)",
-                "schedule+enqueue",
-                "backfill",
-            ),
-            (
-                "0 7,19 * * * curl --max-time 60 -X POST https://pay.example.com/v1/payouts",
-                "schedule+enqueue",
-                "run-once",
-            ),
-            # A word in a name is no evidence: an export may well stay on the host.
-            ("30 2 * * * php artisan invoices:export", "keep", "skip"),
+            "schedule+enqueue",
+            "backfill",
+        ),
+        (
+            "0 7,19 * * * curl --max-time 60 -X POST https://pay.example.com/v1/payouts",
+            "schedule+enqueue",
+            "run-once",
+        ),
+        # A word in a name is no evidence: an export may well stay on the host.
+        ("30 2 * * * php artisan invoices:export", "keep", "skip"),
         ("15 0 * * * pg_dumpall | gzip > /b/all.sql.gz", "keep", "run-once"),
         ("20 3 * * * find /var/log/app -mtime +14 -delete", "keep", "skip"),
         ("0 6 * * 1 /opt/weekly-report.sh | mail -s report ops", "keep", "skip"),
