@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 
 from migrate_cron.analysis.tree import Script
 from migrate_cron.analysis.wrappers import basename, work_calls
@@ -32,8 +31,14 @@ class Paths:
     places: frozenset[str]
 
 
-@lru_cache(maxsize=65536)
 def paths(script: Script) -> Paths:
+    if "paths" not in script.memo:
+        script.memo["paths"] = _paths(script)
+    found: Paths = script.memo["paths"]
+    return found
+
+
+def _paths(script: Script) -> Paths:
     reads: set[str] = set()
     writes: set[str] = set()
     rotates: set[str] = set()

@@ -16,7 +16,7 @@ never from the crontab's file name, never from a word that looks like a secret.
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -516,10 +516,9 @@ def _tool(prog: str, argv: list[str]) -> Naming | None:
             return Naming(slug("-".join(w for w in (verb, database) if w)), ())
         return None
     if prog in ("mail", "mailx", "s-nail", "mutt"):
-        subject = _option(rest, "-s")
-        if subject:
-            return Naming(slug("-".join(subject.split()[:4])), ())
-        return None
+        # Who it mails, never the subject (a quoted string may hold anything).
+        to = next((w for w in operands if "@" in w), None)
+        return Naming(slug(f"mail-{to.split('@', 1)[0]}"), ()) if to else None
     if prog in ("rm", "unlink", "shred"):
         where = next((w for w in operands), "")
         return Naming(slug(f"clean-{_stem(where)}"), ()) if where else None
@@ -676,18 +675,10 @@ def name_lines(items: Sequence[tuple[Naming | None, str]]) -> list[str]:
     for base, members in groups.items():
         if len(members) < 2:
             continue
-        token_sets = [items[i][0].tokens if items[i][0] is not None else () for i in members]
-        shared = set.intersection(*(set(t) for t in token_sets))
-        for i, tokens in zip(members, token_sets, strict=True):
-            telling = [t for t in dict.fromkeys(tokens) if t not in shared]
-            chosen: list[str] = []
-            for token in telling:
-                chosen.append(token)
-                others = [set(t) for j, t in zip(members, token_sets, strict=True) if j != i]
-                if not any(set(chosen) <= other for other in others):
-                    break
-            if chosen:
-                names[i] = _join(base, chosen)
+        token_lists = [items[i][0].tokens if items[i][0] is not None else () for i in members]
+        shared = set.intersection(*(set(t) for t in token_lists))
+        tellings = [[t for t in dict.fromkeys(tokens) if t not in shared] for tokens in token_lists]
+        _tell_apart(base, members, tellings, names)
     _by_schedule(names, [expr for _, expr in bases])
     return names
 
@@ -698,6 +689,47 @@ _BARE = _TOOLS | INTERPRETERS | _GENERIC_SCRIPTS | frozenset(("job", "cmd", "c",
 
 def _telling(base: str, expr: str) -> str:
     return f"{base}-{schedule_word(expr)}" if base in _BARE else base
+
+
+def _tell_apart(
+    base: str, members: list[int], tellings: list[list[str]], names: list[str]
+) -> None:
+    """Each member named ``base`` plus the fewest of its telling tokens (in the order
+    written) that no other member starts with: linear in the group per round."""
+    pending = list(range(len(members)))
+    width = 1
+    while pending and width <= 6:
+        counts = Counter(tuple(t[:width]) for t in tellings)
+        still = []
+        for i in pending:
+            key = tuple(tellings[i][:width])
+            if counts[key] == 1 or len(tellings[i]) <= width:
+                if key:
+                    names[members[i]] = _join(base, key)
+            else:
+                still.append(i)
+        pending = still
+        width += 1
+    for i in pending:
+        names[members[i]] = _join(base, tellings[i][:6])
+
+
+_ORDINALS = ("second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
+
+
+def _copy_word(n: int) -> str:
+    """``copy``, ``third-copy``…: the n-th copy of one line, in words (a number at the end
+    of a name reads as a counter)."""
+    if n == 2:
+        return "copy"
+    if n - 2 < len(_ORDINALS):
+        return f"{_ORDINALS[n - 2]}-copy"
+    letters = ""
+    k = n
+    while k:
+        k, r = divmod(k, 26)
+        letters = chr(ord("a") + r) + letters
+    return f"copy-{letters}"
 
 
 def _join(base: str, parts: Sequence[str]) -> str:
@@ -723,9 +755,11 @@ def _by_schedule(names: list[str], exprs: list[str]) -> None:
             for i, word in zip(members, words, strict=True):
                 if word:
                     names[i] = _join(names[i], [word])
-    seen: set[str] = set()
+    seen: Counter[str] = Counter()
     for i, name in enumerate(names):
-        while name in seen:
-            name = _join(name, ["again"])
-        seen.add(name)
-        names[i] = name
+        seen[name] += 1
+        if seen[name] > 1:
+            # The same command at the same time: a copy of a line; said so, and numbered
+            # because nothing else tells copies apart.
+            copy = _copy_word(seen[name])
+            names[i] = f"{name[: MAX_LENGTH - len(copy) - 1]}-{copy}"

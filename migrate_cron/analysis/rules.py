@@ -536,6 +536,16 @@ def handover_evidence(job: CronJob) -> str | None:
     (``send_invoices``, ``digest_mailer``). None: no evidence (words in paths never count)."""
     if job.is_reboot:
         return None
+    base = _base_name(job)
+    key = f"handover:{base}"
+    memo = job.script.memo
+    if key not in memo:
+        memo[key] = _evidence(job, base)
+    found: str | None = memo[key]
+    return found
+
+
+def _evidence(job: CronJob, base: str) -> str | None:
     from migrate_cron.analysis.wrappers import basename, work_calls
 
     for call, inner in work_calls(job.script):
@@ -562,7 +572,6 @@ def handover_evidence(job: CronJob) -> str | None:
     main = main_call(job.script)
     if main is not None and basename(main[1].argv[0]) in _LOCAL_NOTIFIERS:
         return None  # a message on this host's desktop or terminals
-    base = _base_name(job)
     words = [w for w in re.split(r"[^a-z0-9]+", base) if w]
     if words and (words[0] in _SENDING or words[-1] in _SENDING):
         if words[0] in ("mail", "email") and not _LOCAL_WORK.isdisjoint(words[1:]):

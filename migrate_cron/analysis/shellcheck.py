@@ -95,6 +95,8 @@ def shape(text: str) -> str:
     of one shape get the same verdicts. Words with an expansion or a quote are kept."""
     if not any(ch.isdigit() for ch in text):
         return text
+    if not any(ch in text for ch in "$`'\"\\"):
+        return _DIGITS_IN_NAME.sub("0", text)
     out = []
     for word in re.split(r"(\s+)", text):
         if word and not word.isspace() and not any(ch in word for ch in "$`'\"\\"):

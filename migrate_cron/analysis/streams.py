@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from migrate_cron.analysis.tree import Call, Redirect, Script
-from migrate_cron.analysis.wrappers import PREPARATION, basename, unwrap
+from migrate_cron.analysis.wrappers import PREPARATION, basename
 
 CRON = "cron"  # captured by cron: mailed, or dropped with MAILTO=""
 NULL = "null"
@@ -89,11 +89,12 @@ def shown_program(argv: tuple[str, ...]) -> str:
 def fates(script: Script) -> list[Fate]:
     """The fate of each command that does the work (not ``cd``/``sleep``/``source``, not in
     ``$(…)``), in order."""
+    if "fates" in script.memo:
+        return list(script.memo["fates"])
+    from migrate_cron.analysis.wrappers import unwrapped_top
+
     out: list[Fate] = []
-    for call in script.top:
-        if not call.words:
-            continue
-        inner = unwrap(call)
+    for call, inner in unwrapped_top(script):
         program = basename(inner.argv[0]) if inner.argv else basename(call.words[0].value)
         if program in PREPARATION:
             continue
@@ -101,4 +102,5 @@ def fates(script: Script) -> list[Fate]:
         stdout, stderr = fate(call)
         shown = tuple(r.raw for r in call.chain if r.is_output and r.op not in ("|", "|&"))
         out.append(Fate(call, program, stdout, stderr, shown))
+    script.memo["fates"] = tuple(out)
     return out

@@ -97,6 +97,9 @@ class Script:
     broken: bool
     ends_background: bool
     redirect_ops: tuple[tuple[str, str], ...] = field(default=())  # (op, word before it)
+    #: What the readers derive from the script (its work calls, fates, paths), kept with it:
+    #: a 100,000-line crontab asks each several times per line.
+    memo: dict[str, Any] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @property
     def top(self) -> tuple[Call, ...]:

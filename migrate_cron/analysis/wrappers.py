@@ -175,6 +175,8 @@ class Unwrapped:
 
 
 def basename(word: str) -> str:
+    if "/" not in word:
+        return word
     return word.rstrip("/").rsplit("/", 1)[-1]
 
 
@@ -424,11 +426,26 @@ REPORTING = frozenset(("echo", "printf", "date", "logger", "cat", "tee", "wall")
 def work_calls(script: Script, depth: int = 0) -> list[tuple[Call, Unwrapped]]:
     """The calls that do the job's work, wrappers stepped over and ``-c`` bodies opened, in
     order: preparation (``cd``, ``sleep``, ``source``…) and the consumers of a pipe left out."""
+    key = f"work{depth}"
+    if key in script.memo:
+        return list(script.memo[key])
+    found = _work_calls(script, depth)
+    script.memo[key] = tuple(found)
+    return found
+
+
+def unwrapped_top(script: Script) -> tuple[tuple[Call, Unwrapped], ...]:
+    """Every top-level call with words, unwrapped (memoised on the script)."""
+    if "top" not in script.memo:
+        script.memo["top"] = tuple((c, unwrap(c)) for c in script.top if c.words)
+    result: tuple[tuple[Call, Unwrapped], ...] = script.memo["top"]
+    return result
+
+
+def _work_calls(script: Script, depth: int) -> list[tuple[Call, Unwrapped]]:
     found: list[tuple[Call, Unwrapped]] = []
-    for call in script.top:
-        if not call.words:
-            continue
-        inner = unwrap(call, depth)
+    for call, inner in (unwrapped_top(script) if depth == 0 else
+                        tuple((c, unwrap(c, depth)) for c in script.top if c.words)):
         if inner.body is not None:
             found.extend(work_calls(inner.body, depth + 1))
             continue
@@ -442,6 +459,14 @@ def work_calls(script: Script, depth: int = 0) -> list[tuple[Call, Unwrapped]]:
 
 def main_call(script: Script) -> tuple[Call, Unwrapped] | None:
     """The call a job is named after: the first that does work, else the first report."""
+    if "main" in script.memo:
+        found: tuple[Call, Unwrapped] | None = script.memo["main"]
+        return found
+    script.memo["main"] = _main_call(script)
+    return script.memo["main"]  # type: ignore[no-any-return]
+
+
+def _main_call(script: Script) -> tuple[Call, Unwrapped] | None:
     calls = work_calls(script)
     for call, inner in calls:
         if basename(inner.argv[0]) not in REPORTING:

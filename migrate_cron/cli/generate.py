@@ -420,6 +420,8 @@ def generate_registry(
             f" and {len(z.lines) - 3} more" if len(z.lines) > 3 else ""
         )
         info(shown(f"timezone {z.zone} for {counted(len(z.lines), 'job')} ({where}): {z.reason}"))
+    for notice in result.notices:
+        info(f"[yellow]warning[/yellow] {shown(notice)}")
     # Plain writes: one line each whatever the terminal, greppable, never read as markup.
     sys.stderr.writelines(
         f"{printable(a.file)}:{a.line}: not registered: {printable(a.detail)}\n"

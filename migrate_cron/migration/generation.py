@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -75,6 +75,8 @@ class Proposal:
     jobs: list[GeneratedJob]
     skipped: list[Skipped]
     zones: list[ZoneUse]
+    #: Sentences about whole files the user must read (a file cron ignores today).
+    notices: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -109,17 +111,25 @@ def proposed_jobs(
     skipped: list[Skipped] = []
     zones: dict[tuple[str, str], list[str]] = {}
     by_name: dict[str, int] = {}
+    notices: list[str] = []
     for parsed in files:
         path = str(Path(parsed.path).resolve())
         owner = user or spool_owner(parsed.path)
         ignored = _ignored_reason(parsed)
+        if ignored and any(not _skip_reason(line) for line in parsed.jobs):
+            # The file's good lines are registered, and the user told that they do not run
+            # today: migrating them makes them run (what fixing the file would do).
+            notices.append(
+                f"{parsed.label}: {ignored} Its other lines do not run today either; the "
+                "entries registered from it will run once migrated."
+            )
         for line in parsed.jobs:
             reason = _skip_reason(line)
             if reason:
                 skipped.append(Skipped(parsed.path, line.number, reason))
                 continue
             hint = advice.get((parsed.host, path, line.number), Advice())
-            errors = ((ignored,) if ignored else ()) + hint.errors
+            errors = hint.errors
             zone = entry_zone(line, hint.name, cron, default_timezone, zone_given)
             refusal = _refusal(errors, zone, force)
             if isinstance(zone, Refusal):
@@ -149,7 +159,7 @@ def proposed_jobs(
             skipped.append(Skipped(parsed.path, line.number, f"cron rejects this line: {reason}"))
     skipped.sort(key=lambda s: (s.file, s.line))
     used = [ZoneUse(zone, why, tuple(lines)) for (zone, why), lines in zones.items()]
-    return Proposal(jobs, skipped, used)
+    return Proposal(jobs, skipped, used, notices)
 
 
 def _refusal(errors: Sequence[str], zone: EntryZone | Refusal, force: bool) -> Refusal | None:
@@ -284,6 +294,7 @@ class GenerateResult:
     after: str
     written: bool
     zones: tuple[ZoneUse, ...] = ()
+    notices: tuple[str, ...] = ()
 
     @property
     def conflicts(self) -> list[MergeAction]:
@@ -363,6 +374,7 @@ def _generate(
         after,
         written,
         tuple(proposal.zones),
+        tuple(proposal.notices),
     )
 
 
