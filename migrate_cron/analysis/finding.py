@@ -90,6 +90,8 @@ class Hit:
 
     message: str
     fix: str | None = None
+    #: Overrides the rule's severity when the line shows how sure the finding is.
+    severity: Severity | None = None
 
 
 @dataclass(frozen=True)
@@ -115,7 +117,7 @@ class Rule:
     def finding(self, job: CronJob, hit: Hit) -> Finding:
         return Finding(
             rule=self.id,
-            severity=self.severity,
+            severity=hit.severity or self.severity,
             file=job.line.file,
             line=job.line.number,
             message=hit.message,

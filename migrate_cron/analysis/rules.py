@@ -611,15 +611,33 @@ def _percent(job: CronJob, ctx: Context) -> Hit | None:
             f"cron cuts the command at its first unescaped %: {runs}, cut inside {cut} — "
             "the line has never worked as written"
         )
+    from migrate_cron.analysis.wrappers import basename, main_call
+
+    main = main_call(job.script)
+    if main is not None and basename(main[1].argv[0]) in _READS_STDIN:
+        return Hit(
+            f"`{basename(main[1].argv[0])}` gets `{_shorten(stdin)}` as its input (cron feeds it "
+            "the text after the first unescaped %), a program that reads its input: on purpose",
+            fix="nothing to fix: `generate registry` keeps the stdin with the job",
+            severity=Severity.INFO,
+        )
     return Hit(
         f"cron cuts the command at its first unescaped %: {runs} with `{_shorten(stdin)}` as "
-        "its input"
+        "its input: the command never ran as written"
     )
 
 
+#: Programs that read their standard input: a ``%`` body for them is meant.
+_READS_STDIN = frozenset(
+    ("mail", "mailx", "sendmail", "mutt", "s-nail", "msmtp", "cat", "tee", "psql", "mysql",
+     "sqlite3", "sh", "bash", "logger", "wall", "write", "at", "batch", "ssh", "nc", "curl")
+)
+
+
 def _left_open(command: str) -> str | None:
-    """What a cut left open: a quoted string, an arithmetic or command substitution."""
-    single = double = False
+    """What a cut left open: a quoted string, a backquoted command, an arithmetic or command
+    substitution (the shell then fails on the unterminated construct)."""
+    single = double = backquote = False
     depth = 0
     arithmetic = False
     i = 0
@@ -628,10 +646,12 @@ def _left_open(command: str) -> str | None:
         if ch == "\\" and not single:
             i += 2
             continue
-        if ch == "'" and not double:
+        if ch == "'" and not double and not backquote:
             single = not single
         elif ch == '"' and not single:
             double = not double
+        elif ch == "`" and not single:
+            backquote = not backquote
         elif not single and command.startswith("$((", i):
             arithmetic, depth = True, depth + 2
             i += 3
@@ -643,6 +663,8 @@ def _left_open(command: str) -> str | None:
         elif not single and ch == ")" and depth:
             depth -= 1
         i += 1
+    if backquote:
+        return "a backquoted command `…`"
     if single or double:
         return "a quoted string"
     if depth:

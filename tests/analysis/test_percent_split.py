@@ -37,6 +37,9 @@ def test_a_quoted_format_is_cut_inside_its_quotes() -> None:
 def test_input_on_purpose_is_named_with_its_input() -> None:
     (message,) = split_findings("5 3 * * * mail -s report ops %Report attached")
     assert "`Report attached` as its input" in message and "never worked" not in message
+    report = report_for("5 3 * * * mail -s report ops %Report attached")
+    (finding,) = [f for f in report.findings if f.rule == "percent-split"]
+    assert finding.severity is Severity.INFO  # a mail body: `generate` registers it
 
 
 def test_escaped_percent_and_no_percent_are_fine() -> None:
