@@ -97,14 +97,14 @@ def _staggered(members: Sequence[CronJob]) -> list[tuple[CronJob, Hit]]:
                 followers.append((job, block, gap, frozenset(words)))
         marks = [f for f in followers if f[3]]
         repeated = [f for f in marks if any(g is not f and g[3] == f[3] for g in marks)]
-        for job, block, gap, words in repeated:
+        for job, block, gap, extra in repeated:
             lines = ", ".join(str(b.line.number) for b in block)
             hits.append(
                 (
                     job,
                     Hit(
                         f"starts {gap} min after lines {lines} (the same command without "
-                        f"{' '.join(sorted(words))}), an offset the file repeats in another "
+                        f"{' '.join(sorted(extra))}), an offset the file repeats in another "
                         "block: it is timed to follow them, and that order is only hoped for",
                         fix=f"enqueue {job.name} when the runs of lines {lines} succeed",
                     ),

@@ -44,9 +44,9 @@ def _paths(script: Script) -> Paths:
     rotates: set[str] = set()
     places: set[str] = set()
     for call in script.top:
-        if call.words and call.words[0].value == "cd" and len(call.words) > 1:
-            if call.words[1].literal and call.words[1].value.startswith("/"):
-                places.add(_norm(call.words[1].value))
+        cd = call.words[:1] and call.words[0].value == "cd" and len(call.words) > 1
+        if cd and call.words[1].literal and call.words[1].value.startswith("/"):
+            places.add(_norm(call.words[1].value))
     for call, inner in work_calls(script):
         argv = list(inner.argv)
         prog = basename(argv[0])
@@ -56,9 +56,9 @@ def _paths(script: Script) -> Paths:
         scripts = [a for a in argv[1:2] if a.startswith("/")]
         places.update(_norm(s.rsplit("/", 1)[0]) for s in scripts)
         for redirect in call.chain:
-            if redirect.is_output and redirect.target.startswith("/"):
-                if not _LOG.search(redirect.target):
-                    writes.add(_norm(redirect.target))
+            target = redirect.target
+            if redirect.is_output and target.startswith("/") and not _LOG.search(target):
+                writes.add(_norm(target))
         if prog in _COPIES and len(operands) >= 2:
             reads.update(_norm(a) for a in operands[:-1])
             writes.add(_norm(operands[-1]))

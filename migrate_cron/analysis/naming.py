@@ -675,7 +675,7 @@ def name_lines(items: Sequence[tuple[Naming | None, str]]) -> list[str]:
     for base, members in groups.items():
         if len(members) < 2:
             continue
-        token_lists = [items[i][0].tokens if items[i][0] is not None else () for i in members]
+        token_lists = [_tokens_of(items[i][0]) for i in members]
         shared = set.intersection(*(set(t) for t in token_lists))
         tellings = [[t for t in dict.fromkeys(tokens) if t not in shared] for tokens in token_lists]
         _tell_apart(base, members, tellings, names)
@@ -691,9 +691,11 @@ def _telling(base: str, expr: str) -> str:
     return f"{base}-{schedule_word(expr)}" if base in _BARE else base
 
 
-def _tell_apart(
-    base: str, members: list[int], tellings: list[list[str]], names: list[str]
-) -> None:
+def _tokens_of(found: Naming | None) -> tuple[str, ...]:
+    return found.tokens if found is not None else ()
+
+
+def _tell_apart(base: str, members: list[int], tellings: list[list[str]], names: list[str]) -> None:
     """Each member named ``base`` plus the fewest of its telling tokens (in the order
     written) that no other member starts with: linear in the group per round."""
     pending = list(range(len(members)))

@@ -69,6 +69,8 @@ def _poll(job: CronJob, ctx: Context) -> Hit | None:
         return None
     if cadence.runs_per_day < POLL_RUNS_PER_DAY:
         return None  # a burst (8-13 0 * * *) or a few hours a day: chosen, not polling
+    if _minute_star(job, ctx) is not None:
+        return None  # `* 1 * * *`: a slip for `0 1 * * *`, said by minute-star
     if _samples(job):
         return None
     return Hit(
@@ -85,7 +87,7 @@ def _samples(job: CronJob) -> bool:
     calls = work_calls(job.script)
     if not calls:
         return False
-    for call, inner in calls:
+    for call, _ in calls:
         if any(w.raw.startswith("$(date") or w.raw.startswith("`date") for w in call.words):
             return True
     if all(
@@ -339,7 +341,7 @@ _WGET_TIMEOUTS = ("--timeout", "--read-timeout", "-T")
 def _http(job: CronJob, ctx: Context) -> Hit | None:
     from migrate_cron.analysis.wrappers import basename, work_calls
 
-    for call, inner in work_calls(job.script):
+    for _, inner in work_calls(job.script):
         argv = list(inner.argv)
         tool = basename(argv[0])
         if tool == "curl":
@@ -402,7 +404,7 @@ def _minute_star(job: CronJob, ctx: Context) -> Hit | None:
     return Hit(
         f"runs every minute {hours} ({runs:g} runs a day): did you mean `{meant}` (once at "
         "minute 0)?",
-        fix=f"write {meant} if it should run once an hour",
+        fix=f"write {meant} if it should run once at minute 0 of those hours",
     )
 
 
@@ -548,7 +550,7 @@ def handover_evidence(job: CronJob) -> str | None:
 def _evidence(job: CronJob, base: str) -> str | None:
     from migrate_cron.analysis.wrappers import basename, work_calls
 
-    for call, inner in work_calls(job.script):
+    for _, inner in work_calls(job.script):
         argv = list(inner.argv)
         prog = basename(argv[0])
         if prog in _MAILERS and any("@" in a and not a.startswith("-") for a in argv[1:]):
@@ -629,8 +631,29 @@ def _percent(job: CronJob, ctx: Context) -> Hit | None:
 
 #: Programs that read their standard input: a ``%`` body for them is meant.
 _READS_STDIN = frozenset(
-    ("mail", "mailx", "sendmail", "mutt", "s-nail", "msmtp", "cat", "tee", "psql", "mysql",
-     "sqlite3", "sh", "bash", "logger", "wall", "write", "at", "batch", "ssh", "nc", "curl")
+    (
+        "mail",
+        "mailx",
+        "sendmail",
+        "mutt",
+        "s-nail",
+        "msmtp",
+        "cat",
+        "tee",
+        "psql",
+        "mysql",
+        "sqlite3",
+        "sh",
+        "bash",
+        "logger",
+        "wall",
+        "write",
+        "at",
+        "batch",
+        "ssh",
+        "nc",
+        "curl",
+    )
 )
 
 

@@ -337,7 +337,7 @@ class _Walk:
             for i, part in enumerate(parts):
                 last = i == len(parts) - 1
                 extra = redirects if last else ()
-                inner = chain if last else chain + (pipes[i],)
+                inner = chain if last else (*chain, pipes[i])
                 self._element(part, inner, extra, joined if i == 0 else "|", not last, sub)
             return
         ops = [c.type for c in body.children if not c.is_named]
@@ -386,7 +386,7 @@ class _Walk:
             last = i == len(parts) - 1
             self.statement(
                 part,
-                chain if last else chain + (pipes[i],),
+                chain if last else (*chain, pipes[i]),
                 joined if i == 0 else "|",
                 piped=not last,
                 sub=sub,
@@ -532,11 +532,10 @@ class _Walk:
                 return Word(_unescape_double(inner), raw, True)
             return Word(raw, raw, False)
         if kind == "concatenation":
-            parts = [self.word(p) for p in node.named_children]
-            if all(p.literal for p in parts):
-                # A concatenation may skip unnamed text between named parts: re-read it.
-                if len(raw) == sum(len(p.raw) for p in parts):
-                    return Word("".join(p.value for p in parts), raw, True)
+            pieces = [self.word(p) for p in node.named_children]
+            # A concatenation may skip unnamed text between named parts: re-read it.
+            if all(p.literal for p in pieces) and len(raw) == sum(len(p.raw) for p in pieces):
+                return Word("".join(p.value for p in pieces), raw, True)
             return Word(raw, raw, False)
         return Word(raw, raw, False)
 
@@ -570,7 +569,7 @@ class _Walk:
 def _pipe_ops(node: Node) -> list[Redirect]:
     """The pipe after each element of a pipeline: ``|`` or ``|&``."""
     ops = [PIPE_BOTH if c.type == "|&" else PIPE for c in node.children if c.type in ("|", "|&")]
-    return ops + [PIPE]
+    return [*ops, PIPE]
 
 
 def _unescape(raw: str) -> str:

@@ -211,11 +211,11 @@ def unwrap_words(words: tuple[Word, ...], depth: int = 0) -> Unwrapped:
                     rest = rest[1:]
             if head == "flock" and "-c" in options:
                 lock = rest[0].value if rest else lock
-                return _body(wrappers + [head], options["-c"], depth, user, lock, container)
+                return _body([*wrappers, head], options["-c"], depth, user, lock, container)
             if head == "flock" and len(rest) >= 2 and rest[1].value in ("-c", "--command"):
                 lock = rest[0].value
                 body = rest[2].value if len(rest) > 2 else ""
-                return _body(wrappers + [head], body, depth, user, lock, container)
+                return _body([*wrappers, head], body, depth, user, lock, container)
             if head in ("flock", "setlock", "lckdo") and rest:
                 lock = rest[0].value
             if head == "solo":
@@ -226,10 +226,10 @@ def unwrap_words(words: tuple[Word, ...], depth: int = 0) -> Unwrapped:
             wrappers.append(head)
             continue
         if head in _SU:
-            user_word, body, rest = _su(rest[1:])
+            user_word, su_body, rest = _su(rest[1:])
             user = user_word or user
-            if body is not None:
-                return _body(wrappers + [head], body, depth, user, lock, container)
+            if su_body is not None:
+                return _body([*wrappers, head], su_body, depth, user, lock, container)
             wrappers.append(head)
             continue
         if head == "busybox" and len(rest) > 1 and basename(rest[1].value) in _SHELLS:
@@ -238,7 +238,7 @@ def unwrap_words(words: tuple[Word, ...], depth: int = 0) -> Unwrapped:
         if head in _SHELLS:
             options, body_text = _shell_c(rest[1:])
             if body_text is not None:
-                return _body(wrappers + [head], body_text, depth, user, lock, container)
+                return _body([*wrappers, head], body_text, depth, user, lock, container)
             break
         if head in ("docker", "podman", "docker-compose", "kubectl"):
             found = _container(rest)
@@ -285,11 +285,11 @@ def _options(words: list[Word], values: frozenset[str]) -> tuple[list[Word], dic
             options["-n"] = word.lstrip("-")  # nice -10
         else:
             options[word] = ""
-            if word.endswith("c") and not word.startswith("--") and len(word) > 2:
-                # combined short options ending in c: `bash -lc BODY`, `flock -nc BODY`
-                if i + 1 < len(words):
-                    options["-c"] = words[i + 1].value
-                    i += 1
+            # combined short options ending in c: `bash -lc BODY`, `flock -nc BODY`
+            bundled = word.endswith("c") and not word.startswith("--") and len(word) > 2
+            if bundled and i + 1 < len(words):
+                options["-c"] = words[i + 1].value
+                i += 1
         i += 1
     return words[i:], options
 
@@ -444,8 +444,11 @@ def unwrapped_top(script: Script) -> tuple[tuple[Call, Unwrapped], ...]:
 
 def _work_calls(script: Script, depth: int) -> list[tuple[Call, Unwrapped]]:
     found: list[tuple[Call, Unwrapped]] = []
-    for call, inner in (unwrapped_top(script) if depth == 0 else
-                        tuple((c, unwrap(c, depth)) for c in script.top if c.words)):
+    for call, inner in (
+        unwrapped_top(script)
+        if depth == 0
+        else tuple((c, unwrap(c, depth)) for c in script.top if c.words)
+    ):
         if inner.body is not None:
             found.extend(work_calls(inner.body, depth + 1))
             continue

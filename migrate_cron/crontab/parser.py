@@ -170,6 +170,7 @@ def _parse_crontab(
         last = lines[-1]
         lines[-1] = _with_problem(last, problem)
         file_problems = (problem,)
+    lines = [_continued(line) for line in lines]
     if chosen == "system":
         file_problems += _whole_file_problems(lines, cron)
     return CrontabFile(
@@ -406,6 +407,7 @@ def _env_line(
         problems.append(_zone_not_schedule(name, value, state.cron, _skip_blanks(raw, 0) + 1))
     if "\r" in value:
         problems.append(_cr_problem())
+    problems.extend(_env_problems(name, value, _skip_blanks(raw, 0) + 1))
     return CrontabLine(
         path,
         number,
@@ -416,6 +418,57 @@ def _env_line(
         env_value=value,
         problems=tuple(problems),
     )
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_EXPANSION_IN_VALUE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)")
+_SECOND_ASSIGNMENT = re.compile(r"\s([A-Za-z_][A-Za-z0-9_]*)=")
+
+
+def _env_problems(name: str, value: str, column: int) -> list[Problem]:
+    """What an env line does that its writer did not mean. crontab(5): cron takes everything
+    before the ``=`` as the name and the rest of the line as the value, and "the value string
+    is not parsed for environmental substitutions or replacement of variables"."""
+    problems: list[Problem] = []
+    if not _IDENTIFIER.fullmatch(name):
+        core = name.strip(";:&|`'\" \t")
+        hint = f"; `${core}` in the lines below stays unset" if _IDENTIFIER.fullmatch(core) else ""
+        problems.append(
+            Problem(
+                "env-name",
+                f"sets a variable named `{name}`: cron passes it on, but no shell can expand a "
+                f"name like that{hint}",
+                Severity.WARNING,
+                column=column,
+                field="env",
+            )
+        )
+    second = _SECOND_ASSIGNMENT.search(value)
+    if second and not value.startswith(("'", '"')):
+        problems.append(
+            Problem(
+                "env-one-per-line",
+                f"one assignment per line: cron sets {name} to `{value}`, and "
+                f"{second.group(1)} is not set at all",
+                Severity.WARNING,
+                column=column,
+                field="env",
+            )
+        )
+    found = _EXPANSION_IN_VALUE.search(value)
+    if found and not value.startswith("'"):
+        problems.append(
+            Problem(
+                "env-not-expanded",
+                f"cron does not expand `${found.group(1)}` in an env line: {name} is the "
+                f"literal text `{value}` (a shell expands it only where a command says "
+                f"${name}, and then not again)",
+                Severity.WARNING,
+                column=column,
+                field="env",
+            )
+        )
+    return problems
 
 
 def _zone_not_schedule(name: str, value: str, cron: Flavour, column: int) -> Problem:
@@ -710,6 +763,27 @@ def _cr_problem(only: bool = False) -> Problem:
         "the line ends with a carriage return (Windows line endings): cron passes it to the "
         "shell as part of the command; convert the file with dos2unix",
         Severity.WARNING,
+    )
+
+
+def _continued(line: CrontabLine) -> CrontabLine:
+    """A job whose command ends in an unescaped backslash: cron has no line continuation, so
+    the next line is read on its own and the shell gets a stray backslash."""
+    if line.kind is not Kind.JOB or not line.command:
+        return line
+    text = line.command.rstrip(" \t\r\n")
+    trailing = len(text) - len(text.rstrip("\\"))
+    if trailing % 2 == 0:
+        return line
+    return _with_problem(
+        line,
+        Problem(
+            "continuation",
+            "the command ends with a backslash, but cron has no line continuation: the "
+            "shell gets a stray `\\` and the next line is read as a line of its own, so "
+            "the command never ran as written",
+            Severity.ERROR,
+        ),
     )
 
 
