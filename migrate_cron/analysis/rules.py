@@ -126,6 +126,9 @@ def lock_wrapper(command: str) -> str | None:
 
 
 def _lock(job: CronJob, ctx: Context) -> Hit | None:
+    text = job.command.lower
+    if not any(w in text for w in ("lock", "pid", "solo", "run-one", "run-this-one")):
+        return None  # a fast path only: what decides is the tree below
     from migrate_cron.analysis.wrappers import unwrap
 
     for call in job.script.top:
@@ -154,6 +157,8 @@ def _lock(job: CronJob, ctx: Context) -> Hit | None:
 
 
 def _sleep(job: CronJob, ctx: Context) -> Hit | None:
+    if "sleep" not in job.command.text:
+        return None
     top = [c for c in job.script.top if c.words]
     if len(top) < 2 or top[0].words[0].value != "sleep" or top[1].joined not in (";", "&&"):
         return None
@@ -186,6 +191,8 @@ def _output(job: CronJob, ctx: Context) -> Hit | None:
     errors; quoted as the file writes it."""
     from migrate_cron.analysis.streams import NULL, fates
 
+    if "/dev/null" not in job.command.text:
+        return None
     found = fates(job.script)
     if not found:
         return None
@@ -241,8 +248,8 @@ def _partial(job: CronJob, ctx: Context) -> Hit | None:
     still goes to cron."""
     from migrate_cron.analysis.streams import CRON, fates
 
-    if job.line.env.get("MAILTO", None) == "":
-        return None  # the MAILTO finding says it
+    if job.line.env.get("MAILTO", None) == "" or ">" not in job.command.text:
+        return None  # the MAILTO finding says it; no redirection, nothing partial
     found = fates(job.script)
     if len(found) < 2 or not found[-1].redirects or found[-1].stdout == CRON:
         return None
@@ -257,6 +264,9 @@ def _partial(job: CronJob, ctx: Context) -> Hit | None:
 
 
 def _swallow(job: CronJob, ctx: Context) -> Hit | None:
+    text = job.command.text
+    if "true" not in text and ":" not in text and "exit" not in text:
+        return None
     top = [c for c in job.script.top if c.words or c.assignments]
     if len(top) < 2:
         return None
@@ -339,6 +349,8 @@ _WGET_TIMEOUTS = ("--timeout", "--read-timeout", "-T")
 
 
 def _http(job: CronJob, ctx: Context) -> Hit | None:
+    if "curl" not in job.command.text and "wget" not in job.command.text:
+        return None
     from migrate_cron.analysis.wrappers import basename, work_calls
 
     for _, inner in work_calls(job.script):

@@ -125,6 +125,8 @@ def _syntax(job: CronJob, ctx: Context) -> Hit | None:
 
 
 def _background(job: CronJob, ctx: Context) -> Hit | None:
+    if "&" not in job.command.text:
+        return None
     script = job.script
     alone = [c for c in script.top if not c.words and c.chain and c.joined == "&"]
     if alone:
@@ -144,6 +146,8 @@ def _background(job: CronJob, ctx: Context) -> Hit | None:
 
 
 def _comment_command(job: CronJob, ctx: Context) -> Hit | None:
+    if "#" not in job.command.text:
+        return None
     if not job.script.comment_only:
         return None
     token = re.match(r"#[A-Za-z_][A-Za-z0-9_]*#", job.script.text.lstrip())
@@ -155,6 +159,8 @@ def _comment_command(job: CronJob, ctx: Context) -> Hit | None:
 
 
 def _sleep_operands(job: CronJob, ctx: Context) -> Hit | None:
+    if "sleep" not in job.command.text:
+        return None
     for call in job.script.top:
         if call.words and call.words[0].value == "sleep" and len(call.words) > 2:
             extra = [w.value for w in call.words[1:] if not re.fullmatch(r"[\d.]+[smhd]?", w.value)]
@@ -167,6 +173,8 @@ def _sleep_operands(job: CronJob, ctx: Context) -> Hit | None:
 
 
 def _script_named_program(job: CronJob, ctx: Context) -> Hit | None:
+    if "sh " not in job.command.text:
+        return None
     from migrate_cron.analysis.wrappers import INTERPRETERS, basename, unwrap
 
     for call in job.script.top:
@@ -345,6 +353,8 @@ _SINKS = frozenset(
 
 
 def _pipe_status(job: CronJob, ctx: Context) -> Hit | None:
+    if "|" not in job.command.text:
+        return None
     from migrate_cron.analysis.wrappers import basename
 
     top = [c for c in job.script.top if c.words]

@@ -474,4 +474,8 @@ def _main_call(script: Script) -> tuple[Call, Unwrapped] | None:
     for call, inner in calls:
         if basename(inner.argv[0]) not in REPORTING:
             return call, inner
+    # `echo text | mail …`: the producer only reports, the consumer is the work.
+    for call, inner in unwrapped_top(script):
+        if call.joined == "|" and inner.argv and basename(inner.argv[0]) not in REPORTING:
+            return call, inner
     return calls[0] if calls else None

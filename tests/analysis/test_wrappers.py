@@ -260,7 +260,8 @@ def test_cronitor_runs_its_quoted_command() -> None:
         ("[ -f /run/flag ] || exit 0; /opt/job", ("/opt/job",)),
         ("x=$(date +%F) /opt/dump $x", ("/opt/dump", "$x")),
         ("sleep $((RANDOM % 60)); flock -n /l nice /opt/work", ("/opt/work",)),
-        ("echo report | mail -s daily ops", ("echo", "report")),
+        # the producer only reports: the consumer is the work
+        ("echo report | mail -s daily ops", ("mail", "-s", "daily", "ops")),
         ("date", ("date",)),
     ],
 )
