@@ -252,6 +252,9 @@ class Naming:
 
     base: str
     tokens: tuple[str, ...]
+    #: The verb part of a ``namespace:action`` sub-command (``invoices:upload-sftp`` →
+    #: ``upload-sftp``), where what the job does is said.
+    action: str = ""
 
 
 def slug(text: str) -> str:
@@ -305,6 +308,14 @@ def naming(text: str, env: Mapping[str, str]) -> Naming | None:
     """The base name and telling tokens of a command, or None when nothing in it says."""
     used = tuple(sorted((k, v) for k, v in env.items() if "$" + k in text or "${" + k in text))
     return _naming(text, used)
+
+
+def call_name(argv: Sequence[str]) -> str:
+    """The name one call of a line would give (for evidence about a later command)."""
+    from migrate_cron.analysis.wrappers import Unwrapped
+
+    found = _from_argv(list(argv), Unwrapped((), tuple(argv), ())) if argv else None
+    return (found.action or found.base) if found is not None else ""
 
 
 def _from_script(script: Script, env: Mapping[str, str]) -> Naming | None:
@@ -380,7 +391,8 @@ def _from_argv(argv: list[str], inner: Unwrapped) -> Naming | None:
                 return Naming(slug(f"{sub}-{positional[1]}"), _tokens(rest, skip=sub) + where)
             if sub.lower() in ("cron", "event", "run"):
                 return Naming(slug(f"{prog}-{sub}"), _tokens(rest, skip=sub) + where)
-            return Naming(slug(sub), _tokens(rest, skip=sub) + where)
+            action = slug(sub.rsplit(":", 1)[-1]) if ":" in sub else ""
+            return Naming(slug(sub), _tokens(rest, skip=sub) + where, action)
     special = _tool(lowered, argv)
     if special is not None:
         return special

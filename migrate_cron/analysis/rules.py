@@ -99,12 +99,15 @@ def _samples(job: CronJob) -> bool:
     return not words.isdisjoint(_SAMPLERS)
 
 
-def _base_name(job: CronJob) -> str:
-    """The line's name before collisions are told apart: what its command says it does."""
+def _base_name(job: CronJob, action: bool = False) -> str:
+    """The line's name before collisions are told apart: what its command says it does
+    (``action``: the verb part of a ``namespace:action`` sub-command, else the name)."""
     from migrate_cron.analysis.naming import naming
 
     found = naming(job.line.shell_command or "", job.line.env)
-    return found.base if found is not None else ""
+    if found is None:
+        return ""
+    return (found.action or found.base) if action else found.base
 
 
 _LOCK = re.compile(
@@ -586,12 +589,24 @@ def _evidence(job: CronJob, base: str) -> str | None:
     main = main_call(job.script)
     if main is not None and basename(main[1].argv[0]) in _LOCAL_NOTIFIERS:
         return None  # a message on this host's desktop or terminals
-    words = [w for w in re.split(r"[^a-z0-9]+", base) if w]
-    if words and (words[0] in _SENDING or words[-1] in _SENDING):
-        if words[0] in ("mail", "email") and not _LOCAL_WORK.isdisjoint(words[1:]):
-            return None  # mail-firewall, email-cleanup: work on the mail system, not sending
-        return f"its name says it sends ({base})"
+    from migrate_cron.analysis.naming import call_name
+
+    names = [base, _base_name(job, action=True)] + [
+        call_name(inner.argv) for _, inner in work_calls(job.script)[1:]
+    ]
+    for name in names:
+        if _sends(name):
+            return f"its name says it sends ({name})"
     return None
+
+
+def _sends(name: str) -> bool:
+    """A job's own name (never a path or URL) starts or ends with a sending verb."""
+    words = [w for w in re.split(r"[^a-z0-9]+", name) if w]
+    if not words or not (words[0] in _SENDING or words[-1] in _SENDING or words[0] == "upload"):
+        return False
+    # mail-firewall, email-cleanup: work on the mail system, not a sending
+    return not (words[0] in ("mail", "email") and not _LOCAL_WORK.isdisjoint(words[1:]))
 
 
 def handover_words(job: CronJob) -> tuple[str, ...]:
