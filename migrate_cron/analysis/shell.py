@@ -116,7 +116,8 @@ def _syntax(job: CronJob, ctx: Context) -> Hit | None:
     if job.line.stdin is not None:
         return None  # cut at %: the percent-split finding says why it does not parse
     for comment in _comments(job, ctx):
-        if 1000 <= comment.code < 2000 and comment.level == "error":
+        # SC1017 (a carriage return) is no parse failure: syntax/carriage-return says it.
+        if 1000 <= comment.code < 2000 and comment.level == "error" and comment.code != 1017:
             return Hit(
                 f"the shell cannot parse this command: {comment.message.rstrip('.')} — it never "
                 f"runs [SC{comment.code}] ({wiki(comment.code)})"

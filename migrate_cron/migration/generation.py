@@ -120,8 +120,8 @@ def proposed_jobs(
             # The file's good lines are registered, and the user told that they do not run
             # today: migrating them makes them run (what fixing the file would do).
             notices.append(
-                f"{parsed.label}: {ignored} Its other lines do not run today either; the "
-                "entries registered from it will run once migrated."
+                f"{parsed.label}: {ignored.rstrip('.')}. Its other lines do not run today "
+                "either; the entries registered from it will run once migrated."
             )
         for line in parsed.jobs:
             reason = _skip_reason(line)

@@ -115,7 +115,7 @@ def test_large_documents_are_still_valid_json(tmp_path: Path) -> None:
 
 def test_markdown_for_a_ticket() -> None:
     code, out = invoke("analyze", "samples/shop.crontab", "--markdown", "--now", NOW)
-    assert code == 1  # line 24's unescaped % is an error finding
+    assert code == 0  # no error: line 24's % body is mail's input on purpose (an info)
     assert out.startswith("# Crontab analysis")
     assert "## `samples/shop.crontab`" in out
     assert "| 15 | `30 2 * * *` at 02:30 every day |" in out
@@ -125,7 +125,7 @@ def test_markdown_for_a_ticket() -> None:
 
 def test_terminal_output_reads_as_tables_and_fixes() -> None:
     code, out = invoke("analyze", "samples/shop.crontab", "--now", NOW, "--tz", "Europe/Berlin")
-    assert code == 1
+    assert code == 0  # warnings and info only: line 24's % body is mail's input on purpose
     assert "samples/shop.crontab — 8 jobs, user format" in out
     assert "fix:" in out and "Summary" in out and "Migrate first" in out
 
@@ -334,10 +334,11 @@ def test_no_progress_when_stderr_is_not_a_terminal(tmp_path: Path) -> None:
 def test_columns_80_in_a_pipe_stacks_the_table_and_clips_nothing() -> None:
     """COLUMNS chosen by the user is honoured in a pipe too: records, never a cut "Do"."""
     done = run_cli("analyze", "samples/shop.crontab", "--now", NOW, env={"COLUMNS": "80"}, cwd=ROOT)
-    assert done.returncode == 1, done.stderr  # the sample has error findings
+    assert done.returncode == 0, done.stderr  # the sample has no error finding
     lines = done.stdout.splitlines()
     assert all(len(line) <= 80 for line in lines), max(lines, key=len)
-    assert "  Do queue · missed: skip · 4/4 sentences" in lines
+    # Line 12: polls, overlaps, someone waits; nothing shows it hands work over (3 of 4).
+    assert "  Do queue · missed: skip · 3/4 sentences" in lines
     assert not [line for line in lines if line.rstrip().endswith("…")]
     # Without COLUMNS a pipe keeps its fixed 140-column table.
     wide = run_cli("analyze", "samples/shop.crontab", "--now", NOW, env={"COLUMNS": ""}, cwd=ROOT)

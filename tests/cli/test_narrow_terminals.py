@@ -120,8 +120,9 @@ def test_analyze_in_an_80_column_terminal_keeps_every_column(tmp_path: Path) -> 
         timeout=120,
     )
     text = re.sub(r"\x1b\[[0-9;?]*[a-zA-Z]", "", done.stdout).replace("\r", "")
-    assert done.returncode == 1, text  # the sample has error findings
+    assert done.returncode == 0, text  # the sample has no error finding
     lines = text.splitlines()
     assert all(len(line) <= 80 for line in lines), max(lines, key=len)
-    assert "  Do queue · missed: skip · 4/4 sentences" in lines
+    # Line 12: polls, overlaps, someone waits; nothing shows it hands work over (3 of 4).
+    assert "  Do queue · missed: skip · 3/4 sentences" in lines
     assert not [line for line in lines if line.rstrip().endswith("…")]  # nothing clipped

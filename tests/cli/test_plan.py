@@ -23,8 +23,15 @@ def test_plan_orders_by_pain_and_says_why(tmp_path: Path) -> None:
     proc = run_cli("plan", "shop.crontab", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    assert out.index("Lost work hurts most — 3 jobs") < out.index("Leave alone — 4 jobs")
-    assert "invoices-export" in out and "hands over: invoices" in out
+    assert (
+        out.index("Lost work hurts most — 4 jobs")
+        < out.index("Polls every few minutes — 1 job")
+        < out.index("Leave alone — 3 jobs")
+    )
+    # Lost work by evidence: a sending sub-command, a mail to an address, an HTTP POST.
+    assert "invoices-export" in out and "hands over: its name says it sends (upload-sftp)" in out
+    assert "hands over: mails owner@shop.example" in out
+    assert "hands over: sends data over HTTP with curl" in out
     assert "the framework's scheduler" in out
     assert "migrate-cron generate registry shop.crontab" in proc.stderr
 
@@ -37,7 +44,7 @@ def test_plan_json_and_markdown(tmp_path: Path) -> None:
     assert first["step"] == 1 and first["next"].startswith("migrate-cron migrate ")
     assert all(i["next"] is None for i in items if i["step"] == 4)
     md = run_cli("plan", "shop.crontab", "--markdown", cwd=tmp_path).stdout
-    assert md.startswith("# Migration plan") and "## Leave alone — 4 jobs" in md
+    assert md.startswith("# Migration plan") and "## Leave alone — 3 jobs" in md
     assert "| # | job |" in md
 
 

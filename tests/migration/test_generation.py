@@ -82,15 +82,19 @@ def test_a_command_ending_in_a_backslash_is_not_registered_as_is(tmp_path: Path)
     assert [j["command"] for j in jobs.values()] == ["/opt/x \\\\"]  # an escaped one is text
 
 
-def test_lines_of_a_file_debian_ignores_are_refused_not_generated(tmp_path: Path) -> None:
+def test_lines_of_a_file_debian_ignores_are_registered_with_a_warning(tmp_path: Path) -> None:
+    """The good lines are what the file was meant to run: registered, never in silence (a
+    notice says the file runs nothing today); the bad line is not taken."""
     cron_d = tmp_path / "cron.d"
     cron_d.mkdir()
     backup = cron_d / "backup"
     # The second line has no user field: Debian's cron ignores the whole file.
     backup.write_text("0 2 * * * root /usr/local/bin/backup\n0 3 * * * /usr/local/bin/prune\n")
     result = generate_registry([str(backup)], tmp_path / "migrate-cron.toml")
-    assert [(a.status, a.line) for a in result.actions] == [(REFUSED, 1)]
-    assert "ignores this whole file" in result.actions[0].detail
+    assert [(a.status, a.line) for a in result.actions] == [(NEW, 1)]
+    [notice] = result.notices
+    assert notice.startswith(f"{backup}: Debian's cron ignores this whole file")
+    assert "line 2 is rejected" in notice and "do not run today either" in notice
     assert [s.line for s in result.skipped] == [2]
     assert result.skipped[0].reason.startswith("cron rejects this line")
 

@@ -34,10 +34,13 @@ UNREACHABLE = f"postgresql://postgres:{SECRET}@127.0.0.1:1/x"
 WRONG_PASSWORD = f"mariadb://root:{SECRET}@127.0.0.1:3306/test"
 UNKNOWN_ROLE = f"postgresql://nosuchuser:{SECRET}@127.0.0.1:5432/test"
 CRONTAB = "* * * * * /bin/echo tick\n*/5 * * * * date\n"
+# The names generate gives them: what each line runs (a bare `date` with when it runs).
+ECHO, DATE = "echo-tick", "date-every-5min"
 
 
 def matrix() -> list[tuple[str, ...]]:
-    """Every command that reads or writes the queue (``echo`` is switched, ``date`` is not)."""
+    """Every command that reads or writes the queue (``echo-tick`` is switched,
+    ``date-every-5min`` is not)."""
     return [
         ("status",),
         ("status", "--json"),
@@ -46,8 +49,8 @@ def matrix() -> list[tuple[str, ...]]:
         ("cleanup", "--json"),
         ("worker", "--once"),
         ("worker",),
-        ("enqueue", "echo"),
-        ("enqueue", "echo", "--json"),
+        ("enqueue", ECHO),
+        ("enqueue", ECHO, "--json"),
         ("scheduler", "--once", "--all"),
         ("scheduler", "--once", "--all", "--json"),
         ("jobs", "list"),
@@ -58,7 +61,7 @@ def matrix() -> list[tuple[str, ...]]:
         ("jobs", "cancel", "1", "--yes"),
         (
             "migrate",
-            "date",
+            DATE,
             "--to",
             "enqueue",
             "--crontab",
@@ -71,7 +74,7 @@ def matrix() -> list[tuple[str, ...]]:
         ),
         (
             "migrate",
-            "date",
+            DATE,
             "--to",
             "scheduler",
             "--crontab",
@@ -82,8 +85,8 @@ def matrix() -> list[tuple[str, ...]]:
             "--executable",
             cli_path(),
         ),
-        ("verify", "echo"),
-        ("verify", "echo", "--json"),
+        ("verify", ECHO),
+        ("verify", ECHO, "--json"),
         ("migrations",),
         ("migrations", "--json"),
         ("db", "current"),
@@ -97,7 +100,7 @@ def matrix() -> list[tuple[str, ...]]:
 # migration overview (file-based progress, "queue not readable here") and verify (a report
 # with the failed check, exit 1).
 DEGRADED = {("migrations",), ("migrations", "--json")}
-REPORTS = {("verify", "echo"), ("verify", "echo", "--json")}
+REPORTS = {("verify", ECHO), ("verify", ECHO, "--json")}
 MANAGES_TABLES = {
     ("db", "current"),
     ("db", "current", "--json"),
@@ -114,7 +117,7 @@ class Outcome:
 
 @pytest.fixture
 def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A crontab with two lines, its registry, and ``echo`` switched to the queue."""
+    """A crontab with two lines, its registry, and ``echo-tick`` switched to the queue."""
     d = tmp_path / "project"
     d.mkdir()
     (d / "my.cron").write_text(CRONTAB)
@@ -126,7 +129,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     assert invoke("db", "upgrade", "--database-url", db).code == 0
     r = invoke(
         "migrate",
-        "echo",
+        ECHO,
         "--to",
         "enqueue",
         "--crontab",
@@ -200,7 +203,7 @@ def test_cannot_connect_is_one_masked_line_and_exit_1(project: Path, url: str, r
 @pytest.mark.parametrize("url", [UNREACHABLE, WRONG_PASSWORD], ids=["unreachable", "wrong-pw"])
 def test_debug_tracebacks_do_not_show_the_password_either(project: Path, url: str) -> None:
     """--debug re-raises: the traceback (with its chained driver errors) is what a user sees."""
-    for cmd in (("status", "--json"), ("worker", "--once"), ("enqueue", "echo")):
+    for cmd in (("status", "--json"), ("worker", "--once"), ("enqueue", ECHO)):
         with pytest.raises(MigrateCronError) as info:
             invoke("--debug", *cmd, "--database-url", url)
         shown = "".join(traceback.format_exception(info.value))
@@ -232,7 +235,7 @@ def test_a_working_url_with_a_password_never_shows_it(
     url = make_url(db_url).set(password=SECRET).render_as_string(hide_password=False)
     reg = project / "migrate-cron.toml"
     reg.write_text(reg.read_text() + '\n[jobs.leak]\ncommand = "env; exit 3"\nmax_attempts = 1\n')
-    store.enqueue("echo")  # job 1: the matrix shows, retries and cancels it
+    store.enqueue(ECHO)  # job 1: the matrix shows, retries and cancels it
     store.enqueue("leak")
     # (The long-running worker would run forever here: it has its own test below.)
     outcomes = run_matrix(url, table_prefix, skip={("db", "downgrade", "base"), ("worker",)})
@@ -268,7 +271,7 @@ def test_unusual_password_spellings_are_masked_too(url: str) -> None:
 @pytest.mark.parametrize("url", [UNREACHABLE, WRONG_PASSWORD], ids=["unreachable", "wrong-pw"])
 def test_installed_commands_from_the_environment_variable(project: Path, url: str) -> None:
     env = {"MIGRATE_CRON_DATABASE_URL": url}
-    for cmd in (("status", "--json"), ("worker",), ("enqueue", "echo", "--json")):
+    for cmd in (("status", "--json"), ("worker",), ("enqueue", ECHO, "--json")):
         r = run_cli(*cmd, env=env, cwd=project, timeout=60)
         assert SECRET not in r.stdout + r.stderr
         assert TRACEBACK not in r.stderr

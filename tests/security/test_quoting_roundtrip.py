@@ -199,7 +199,7 @@ def test_a_path_with_a_newline_is_refused_not_written_into_a_crontab(
     assert invoke("db", "upgrade", "--database-url", db).code == 0
     r = invoke(
         "migrate",
-        "echo",
+        "echo-hi",  # the name generate gave `/bin/echo hi`
         "--to",
         "enqueue",
         "--crontab",
