@@ -24,7 +24,7 @@ from migrate_cron.analysis.cross_rules import (
 )
 from migrate_cron.analysis.finding import Context, Finding, Hit, Rule, RuleId
 from migrate_cron.analysis.job import CronJob, job_identity, make_job
-from migrate_cron.analysis.naming import Naming, name_lines, naming
+from migrate_cron.analysis.naming import Naming, name_lines, naming, slug
 from migrate_cron.analysis.planner import PlanItem, plan_jobs
 from migrate_cron.analysis.rules import PER_LINE
 from migrate_cron.analysis.syntax import file_finding, parse_finding
@@ -134,7 +134,7 @@ def _analyze(
                 alias.append(None)
                 if identity is not None and known is None:
                     same[identity] = (len(unnamed), {place})
-                unnamed.append((naming(line.shell_command or "", line.env), line.schedule or ""))
+                unnamed.append((_with_user(line, owner), line.schedule or ""))
             pending.append((line, crontab.host))
             own.append(syntax)
             in_order.append(syntax)
@@ -210,6 +210,16 @@ def _analyze(
         findings=tuple(all_findings),
         plan=tuple(items),
     )
+
+
+def _with_user(line: CrontabLine, owner: str | None) -> Naming | None:
+    """The line's naming, with the user it runs as as a last telling token: the same command
+    for two users is two jobs, told apart by whose they are."""
+    found = naming(line.shell_command or "", line.env)
+    user = line.user or owner
+    if found is None or not user:
+        return found
+    return replace(found, tokens=(*found.tokens, slug(user)))
 
 
 def _shell_context(

@@ -71,13 +71,13 @@ def test_one_job_for_a_line_on_two_hosts_and_another_for_another_user(
     done = run_cli("generate", "registry", *args, "--json", env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     jobs = tomllib.loads(registry.read_text())["jobs"]
-    same = jobs["import-orders"]
+    same = jobs["import-orders-www-data"]
     assert [(s["host"], s["user"]) for s in same["sources"]] == [
         ("web1", "www-data"),
         ("web2", "www-data"),
     ]
     assert same["user"] == "www-data"
-    other = jobs["import-orders-2"]
+    other = jobs["import-orders-deploy"]
     assert (other["source"]["host"], other["user"]) == ("web3", "deploy")
 
     analysis = run_cli("analyze", *args, "--json", env=env, cwd=tmp_path)
@@ -90,7 +90,7 @@ def test_one_job_for_a_line_on_two_hosts_and_another_for_another_user(
     ]
     assert any("runs as www-data there, deploy here" in m for m in why), why
 
-    for name in ("import-orders", "import-orders-2"):
+    for name in ("import-orders-www-data", "import-orders-deploy"):
         moved = run_cli("migrate", name, "--database-url", db_url, env=env, cwd=tmp_path)
         assert moved.returncode == 0, moved.stderr
     for host, path in hosts.items():
@@ -98,17 +98,17 @@ def test_one_job_for_a_line_on_two_hosts_and_another_for_another_user(
         assert after.format == "system"
         assert [j.user for j in after.jobs] == [HOSTS[host], "root"]
         _fire(path)
-    assert len(store.list_jobs(kind="import-orders")) == 1
-    assert len(store.list_jobs(kind="import-orders-2")) == 1
+    assert len(store.list_jobs(kind="import-orders-www-data")) == 1
+    assert len(store.list_jobs(kind="import-orders-deploy")) == 1
 
-    verified = run_cli("verify", "import-orders", "--json", env=env, cwd=tmp_path)
+    verified = run_cli("verify", "import-orders-www-data", "--json", env=env, cwd=tmp_path)
     report = json.loads(verified.stdout)
     slots = [c for c in report["checks"] if c["key"] == "slots"]
     origins = [c["data"]["origin"] for c in slots]
     assert origins == ["web1:web1/cron.d/shop", "web2:web2/cron.d/shop"]
     assert all(c["status"] == "ok" for c in slots), slots
 
-    for name in ("import-orders", "import-orders-2"):
+    for name in ("import-orders-www-data", "import-orders-deploy"):
         back = run_cli("rollback", name, env=env, cwd=tmp_path)
         assert back.returncode == 0, back.stderr
     for host, path in hosts.items():

@@ -43,37 +43,37 @@ def test_the_journey_of_one_line(
     env["MIGRATE_CRON_REGISTRY"] = str(registry)
     store = open_store(db_url, prefix=table_prefix)
     try:
-        # 1. analyze, 2. plan: the hand-over poller first, the framework scheduler left alone
-        # exit 1: the sample has error findings (a swallowed error, an unescaped %)
-        assert "orders-push-erp" in cli("analyze", "shop.crontab", code=1)
+        # 1. analyze, 2. plan: lost work first (hand-overs with evidence), then the poller;
+        # the framework scheduler left alone. Exit 0: no error finding (the `%` body fed to
+        # mail is on purpose: an info).
+        assert "orders-push-erp" in cli("analyze", "shop.crontab", "--json", code=0)
         plan = json.loads(run_cli("plan", "shop.crontab", "--json", env=env, cwd=tmp_path).stdout)[
             "plan"
         ]
         assert [p["step"] for p in plan] == sorted(p["step"] for p in plan)
-        first = plan[0]
-        assert first["step"] == 1 and first["line"] == 12 and first["name"] == "orders-push-erp"
-        assert any("erp" in r for r in first["reasons"])
+        assert plan[0]["step"] == 1 and plan[0]["name"] == "invoices-export"
+        first = next(p for p in plan if p["name"] == "orders-push-erp")
+        assert first["step"] == 2 and first["line"] == 12
+        assert "polls every 5 min" in first["reasons"]
         leave = {p["name"]: p for p in plan if p["step"] == 4}
         assert "schedule-run" in leave
         name = first["name"]
 
         # 3. the registry (re-running keeps it byte for byte) and the Alembic revision.
         # Debian's cron (the default flavour) ignores the sample's CRON_TZ: its lines fire in
-        # the daemon's zone, which --tz names (without it they are refused: exit 1); the mail
-        # line cut at % never worked as written: refused, the others written (exit 1).
+        # the daemon's zone, which --tz names (without it they are refused: exit 1); with it
+        # every line is written (the mail line's % body is its input, on purpose).
         refused = cli("generate", "registry", "shop.crontab", code=1)
         assert "shop.crontab:12: not registered: job orders-push-erp" in refused
         assert not registry.exists() or "[jobs.orders-push-erp]" not in registry.read_text()
         registry.unlink(missing_ok=True)
         generate = ("generate", "registry", "shop.crontab", "--tz", host_timezone())
         done = run_cli(*generate, "--json", env=env, cwd=tmp_path)
-        assert done.returncode == 1 and "shop.crontab:24: not registered: cron cuts" in done.stderr
+        assert done.returncode == 0, done.stderr
         statuses = [(j["status"], j["line"]) for j in json.loads(done.stdout)["jobs"]]
-        assert sorted(statuses) == [("new", n) for n in (9, 12, 15, 18, 21, 27, 28)] + [
-            ("refused", 24)
-        ]
+        assert sorted(statuses) == [("new", n) for n in (9, 12, 15, 18, 21, 24, 27, 28)]
         text = registry.read_text()
-        cli(*generate, code=1)
+        cli(*generate, code=0)
         assert registry.read_text() == text
         spec = load_registry(registry).get(name)
         assert spec.mode == "cron" and spec.timezone == host_timezone()
