@@ -383,7 +383,7 @@ def _from_argv(argv: list[str], inner: Unwrapped) -> Naming | None:
     if lowered == "bundle" and rest[:1] == ["exec"]:
         return _from_argv(rest[1:], inner)
     if lowered in _FRAMEWORKS or lowered.endswith("-console"):
-        positional = _subcommands(rest)
+        positional = subcommands(rest)
         if positional:
             sub = positional[0]
             where = _dir_tokens(argv[0])
@@ -437,7 +437,7 @@ _VALUED = frozenset(
 )
 
 
-def _subcommands(rest: list[str]) -> list[str]:
+def subcommands(rest: list[str]) -> list[str]:
     """A runner's positional words, option values and ``@alias`` left out; a word with ``:``
     (``app:sync``) first, as the sub-command of every such runner is spelt."""
     found: list[str] = []

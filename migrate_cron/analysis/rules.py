@@ -281,30 +281,63 @@ def _swallow(job: CronJob, ctx: Context) -> Hit | None:
     return Hit(f'reports success even when it fails ("{last.joined} {last.text}")')
 
 
-_FRAMEWORKS = (
-    (
-        re.compile(r"artisan\s+schedule:run"),
-        "Laravel's scheduler (artisan schedule:run)",
-        "app/Console/Kernel.php or routes/console.php",
-    ),
-    (
-        re.compile(r"bin/console\s+(?:scheduler:|messenger:consume\s+scheduler)"),
-        "the Symfony scheduler (bin/console)",
-        "the #[AsSchedule] providers",
-    ),
-    (
-        re.compile(r"\bdrush\b.*\bcron\b"),
-        "Drupal cron (drush cron)",
-        "hook_cron implementations and the Ultimate Cron/queue settings",
-    ),
-    (
-        re.compile(r"\bwp\b.*\bcron\b|wp-cron\.php"),
-        "WordPress cron (wp cron)",
-        "the plugins' wp_schedule_event calls",
-    ),
-    (re.compile(r"magento\s+cron:run"), "Magento cron (cron:run)", "the modules' crontab.xml"),
-    (re.compile(r"\bcron\.php\b"), "an application's cron.php", "the application's task list"),
+#: A framework's own scheduler, by its runner and the sub-command that runs it: (what it is,
+#: where its real schedule lives).
+_LARAVEL = (
+    "Laravel's scheduler (artisan schedule:run)",
+    "app/Console/Kernel.php or routes/console.php",
 )
+_SYMFONY = ("the Symfony scheduler (bin/console)", "the #[AsSchedule] providers")
+_DRUPAL = (
+    "Drupal cron (drush cron)",
+    "hook_cron implementations and the Ultimate Cron/queue settings",
+)
+_FRAMEWORKS: dict[tuple[str, str], tuple[str, str]] = {
+    ("artisan", "schedule:run"): _LARAVEL,
+    ("console", "scheduler:"): _SYMFONY,
+    ("console", "messenger:consume"): _SYMFONY,
+    ("drush", "cron"): _DRUPAL,
+    ("drush", "core:cron"): _DRUPAL,
+    ("wp", "cron"): ("WordPress cron (wp cron)", "the plugins' wp_schedule_event calls"),
+    ("magento", "cron:run"): ("Magento cron (cron:run)", "the modules' crontab.xml"),
+}
+_CRON_SCRIPTS = {
+    "wp-cron.php": ("WordPress cron (wp cron)", "the plugins' wp_schedule_event calls"),
+    "cron.php": ("an application's cron.php", "the application's task list"),
+}
+
+
+def framework_of(job: CronJob) -> tuple[str, str] | None:
+    """(what, where) when a work call of the line runs a framework's own scheduler, read from
+    the tree: the runner, its sub-command, or the script or URL it calls."""
+    from migrate_cron.analysis.naming import subcommands
+    from migrate_cron.analysis.wrappers import INTERPRETERS, basename, work_calls
+
+    for _, inner in work_calls(job.script):
+        argv = list(inner.argv)
+        if len(argv) > 1 and basename(argv[0]) in INTERPRETERS:
+            argv = [a for a in argv[1:] if not a.startswith("-")]
+        if not argv:
+            continue
+        program = basename(argv[0])
+        if program in ("curl", "wget", "lynx"):
+            url = next((a for a in argv[1:] if "://" in a), "")
+            script = basename(url.split("?", 1)[0])
+            if script in _CRON_SCRIPTS:
+                return _CRON_SCRIPTS[script]
+            continue
+        if program in _CRON_SCRIPTS:
+            return _CRON_SCRIPTS[program]
+        subs = subcommands(argv[1:])
+        sub = subs[0] if subs else ""
+        for (runner, wanted), found in _FRAMEWORKS.items():
+            if program.removesuffix(".php") != runner:
+                continue
+            if sub == wanted or (wanted.endswith(":") and sub.startswith(wanted)):
+                if wanted == "messenger:consume" and not any("scheduler" in w for w in subs[1:]):
+                    continue
+                return found
+    return None
 
 
 def _framework(job: CronJob, ctx: Context) -> Hit | None:
@@ -313,38 +346,60 @@ def _framework(job: CronJob, ctx: Context) -> Hit | None:
         return None
     text = job.command.lower
     if not any(w in text for w in ("artisan", "console", "drush", "wp", "magento", "cron.php")):
+        return None  # a fast path only: the tree decides
+    found = framework_of(job)
+    if found is None:
         return None
-    for pattern, label, where in _FRAMEWORKS:
-        if pattern.search(text):
-            return Hit(
-                f"runs {label} {every_minutes(cadence.typical_gap)}: the real schedule is "
-                f"inside the application ({where}), not in this file",
-                fix=f"list the tasks in {where} and migrate them one by one; keep this line "
-                "until the last one has moved",
-            )
-    return None
+    label, where = found
+    return Hit(
+        f"runs {label} {every_minutes(cadence.typical_gap)}: the real schedule is inside the "
+        f"application ({where}), not in this file",
+        fix=f"list the tasks in {where} and migrate them one by one; keep this line until the "
+        "last one has moved",
+    )
 
 
-_BATCH = re.compile(
-    r"--(?:limit|batch-size|batch|chunk|chunk-size|max|max-items|max-jobs|count|size|take)"
-    r"[= ](\d+)|\blimit\s+(\d+)\b"
+#: Options that cap how much one run handles.
+_BATCH_OPTIONS = frozenset(
+    (
+        "--limit",
+        "--batch-size",
+        "--batch",
+        "--chunk",
+        "--chunk-size",
+        "--max",
+        "--max-items",
+        "--max-jobs",
+        "--count",
+        "--size",
+        "--take",
+    )
 )
 
 
 def _batch(job: CronJob, ctx: Context) -> Hit | None:
-    text = job.command.lower
-    if "limit" not in text and "batch" not in text and "chunk" not in text and "--" not in text:
+    if "--" not in job.command.text:
         return None
-    match = _BATCH.search(text)
-    if match is None:
-        return None
-    size = match.group(1) or match.group(2)
-    per_day = job.cadence.runs_per_day if job.cadence else 0
-    capacity = f" (at most {int(size) * per_day:,.0f} a day)" if per_day else ""
-    return Hit(
-        f'handles at most {size} items per run ("{match.group()}"){capacity}: a bigger backlog '
-        "waits for later runs"
-    )
+    from migrate_cron.analysis.wrappers import work_calls
+
+    for _, inner in work_calls(job.script):
+        argv = list(inner.argv)
+        for i, word in enumerate(argv):
+            key, eq, value = word.partition("=")
+            if key.lower() not in _BATCH_OPTIONS:
+                continue
+            if not eq:
+                value = argv[i + 1] if i + 1 < len(argv) else ""
+            if not value.isdigit():
+                continue
+            per_day = job.cadence.runs_per_day if job.cadence else 0
+            capacity = f" (at most {int(value) * per_day:,.0f} a day)" if per_day else ""
+            shown = word if eq else f"{word} {value}"
+            return Hit(
+                f'handles at most {value} items per run ("{shown}"){capacity}: a bigger backlog '
+                "waits for later runs"
+            )
+    return None
 
 
 _CURL_TIMEOUTS = ("--max-time", "-m")

@@ -136,3 +136,30 @@ def test_a_system_line_without_its_user_field() -> None:
     bad = parsed.lines[1]
     assert bad.problems[0].code == "no-user" and "`cd`" in bad.problems[0].message
     assert any(p.code == "file-ignored" for p in parsed.problems)  # Debian drops the file
+
+
+@pytest.mark.parametrize(
+    ("line", "fires"),
+    [
+        ("* * * * * cd /srv/app && php artisan schedule:run >> /dev/null 2>&1", True),
+        ("* * * * * /usr/local/bin/drush -r /srv/web @live cron --quiet", True),
+        (
+            "*/5 * * * * wget -q -O - 'https://blog.example/wp-cron.php?doing_wp_cron' >/dev/null",
+            True,
+        ),
+        ("* * * * * php /srv/shop/bin/magento cron:run", True),
+        ("* * * * * php /srv/app/artisan queue:work --stop-when-empty", False),
+        ("* * * * * /srv/drush-cron-tools/bin/refresh", False),  # words in a path
+        ("* * * * * curl -m 9 https://example.net/docs/cron.php.txt", False),
+    ],
+)
+def test_framework_scheduler_from_the_tree(line: str, fires: bool) -> None:
+    assert ("framework-scheduler" in rules(line)) is fires
+
+
+def test_batch_limit_reads_the_option_and_its_value() -> None:
+    assert (
+        "--limit 200"
+        in finding("*/5 * * * * php artisan mails:send --limit 200", "batch-limit").message
+    )
+    assert "batch-limit" not in rules("*/5 * * * * /opt/x --limit-mode=strict")
