@@ -367,10 +367,14 @@ def _pipe_status(job: CronJob, ctx: Context) -> Hit | None:
     if last not in _SINKS:
         return None
     from migrate_cron.analysis.streams import shown_program
-    from migrate_cron.analysis.wrappers import unwrap
+    from migrate_cron.analysis.wrappers import REPORTING, unwrap
 
     first = next((c for c in reversed(top[:-1]) if c.joined != "|"), top[0])
+    if first.joined == "||":
+        return None  # `check || echo x | mail`: an alert branch, its status is not the work's
     inner = unwrap(first)
+    if not inner.argv or basename(inner.argv[0]) in REPORTING:
+        return None  # `echo x | mail`: nothing before the pipe that could fail
     program = shown_program(inner.argv) or basename(first.words[0].value)
     return Hit(
         f"the line's exit status is that of `{last}`, which succeeds whatever it is fed: when "

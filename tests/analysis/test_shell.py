@@ -124,3 +124,11 @@ def test_a_variable_nothing_sets_expands_to_nothing() -> None:
 )
 def test_no_unset_variable_when_something_sets_it(text: str) -> None:
     assert "unset-variable" not in rules(text)
+
+
+def test_no_pipe_status_for_an_alert_branch_or_a_report() -> None:
+    """`check || echo x | mail`: the pipe is the alert; `echo x | mail` has nothing to hide."""
+    assert "pipe-status" not in rules(
+        "*/2 * * * * /opt/check.sh || echo failed | mail -s alert ops@example.com"
+    )
+    assert "pipe-status" not in rules("0 7 * * * echo hello | mail -s hi ops@example.com")
