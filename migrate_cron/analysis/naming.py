@@ -332,11 +332,23 @@ def _from_script(script: Script, env: Mapping[str, str]) -> Naming | None:
         operand = next((a for a in argv[1:] if not a.startswith("-")), None)
         if operand:
             return Naming(_heartbeat(operand), _dir_tokens(operand))
-    if basename(argv[0]) in ("date", "echo", "printf", "touch", "true", "cat"):
+    if basename(argv[0]) in ("date", "echo", "printf", "touch", "true", "cat", ":"):
         target = _output_target(call.chain)
         if target:
-            return Naming(_heartbeat(target), naming.tokens + _dir_tokens(target))
+            stamps = basename(argv[0]) == "date" or any("date" in w.raw for w in call.words)
+            if stamps:
+                return Naming(_heartbeat(target), naming.tokens + _dir_tokens(target))
+            stem = slug(_stem(target).lstrip(".").split(".")[0]) or "file"
+            empty = all(not a.strip() for a in argv[1:])
+            verb = "empty" if empty and _truncates(call.chain) else "write"
+            return Naming(f"{verb}-{stem}", naming.tokens + _dir_tokens(target))
     return naming
+
+
+def _truncates(chain: Sequence[object]) -> bool:
+    from migrate_cron.analysis.tree import Redirect
+
+    return any(isinstance(r, Redirect) and r.op in (">", ">|") for r in chain)
 
 
 def _heartbeat(target: str) -> str:
@@ -534,6 +546,9 @@ def _tool(prog: str, argv: list[str]) -> Naming | None:
     if prog in ("rm", "unlink", "shred"):
         where = next((w for w in operands), "")
         return Naming(slug(f"clean-{_stem(where)}"), ()) if where else None
+    if prog in ("tar", "zip", "7z") and operands:
+        sources = [w for w in operands[1:] if not w.startswith("-")] or operands
+        return Naming(slug(f"archive-{_stem(sources[-1]) or 'files'}"), ())
     if prog in ("du", "df"):
         where = next((w for w in operands), "")
         return Naming(slug(f"{_stem(where) or 'disk'}-disk-usage"), ())

@@ -163,3 +163,22 @@ def test_batch_limit_reads_the_option_and_its_value() -> None:
         in finding("*/5 * * * * php artisan mails:send --limit 200", "batch-limit").message
     )
     assert "batch-limit" not in rules("*/5 * * * * /opt/x --limit-mode=strict")
+
+
+def test_a_log_sink_is_not_output_lost() -> None:
+    """`x 2>&1 | logger`: what x prints is in syslog; logger's own output is nothing to see."""
+    assert "output-unseen" not in rules('MAILTO=""\n0 1 * * * /opt/sync.sh 2>&1 | logger -t sync')
+
+
+@pytest.mark.parametrize(
+    ("line", "name"),
+    [
+        ("0 4 * * * tar czf /backups/www.tgz /var/www", "archive-www"),
+        ('0 0 * * * echo "" > /var/log/app/debug.log', "empty-debug"),
+        ("0 0 * * * echo started >> /var/log/app/marks.log", "write-marks"),
+        ("*/5 * * * * date > /srv/share/.alive", "alive"),
+        ("0 0 * * * echo $(date +\\%s) > /srv/app/last-run", "last-run-heartbeat"),
+    ],
+)
+def test_names_of_archives_and_file_writes(line: str, name: str) -> None:
+    assert job(line).job.name == name
