@@ -199,25 +199,30 @@ _GUARDS = (
     ("/usr/sbin/anacron", "anacron is installed", "anacron runs these jobs instead"),
     ("/run/systemd/system", "systemd runs the host", "a systemd timer does the work instead"),
 )
-_GUARD = re.compile(
-    r"(?:test|\[)\s+(?:!\s+)?-[xdef]\s+(/usr/sbin/anacron|/run/systemd/system)\b[^|;&]*"
-    r"(\|\||&&|;\s*then)"
-)
 
 
 def _guard(job: CronJob, ctx: Context) -> Hit | None:
+    """A `test`/`[` on anacron's binary or systemd's run directory that decides whether the
+    rest runs (``test -x /usr/sbin/anacron || …``, ``if [ ! -d /run/systemd/system ]; then``):
+    read from the tree's calls, followed by ``||``, ``&&`` or an ``if`` body."""
     text = job.command.text
     if "/usr/sbin/anacron" not in text and "/run/systemd/system" not in text:
-        return None
-    match = _GUARD.search(text)
-    if match is None:
-        return None
-    path = match.group(1)
-    when, instead = next((w, i) for p, w, i in _GUARDS if p == path)
-    return Hit(
-        f"guarded by a test on {path}: wherever {when} the line does nothing ({instead}); it "
-        "is the package's fallback, not a job of its own"
-    )
+        return None  # a fast path only
+    top = job.script.top
+    for i, call in enumerate(top):
+        argv = call.argv
+        if not argv or argv[0] not in ("test", "["):
+            continue
+        path = next((p for p, _, _ in _GUARDS if p in argv), None)
+        if path is None or not any(f in argv for f in ("-x", "-d", "-e", "-f")):
+            continue
+        if i + 1 < len(top) and top[i + 1].joined in ("||", "&&", ";"):
+            when, instead = next((w, r) for p, w, r in _GUARDS if p == path)
+            return Hit(
+                f"guarded by a test on {path}: wherever {when} the line does nothing "
+                f"({instead}); it is the package's fallback, not a job of its own"
+            )
+    return None
 
 
 _PLACEHOLDER = re.compile(r"(?<![\w.@])@[A-Za-z_][A-Za-z0-9_]*@")

@@ -172,11 +172,17 @@ class _Walk:
     # -- statements ---------------------------------------------------------------------
 
     def statements(
-        self, node: Node, chain: tuple[Redirect, ...], *, top: bool = False, sub: bool = False
+        self,
+        node: Node,
+        chain: tuple[Redirect, ...],
+        *,
+        top: bool = False,
+        sub: bool = False,
+        joined: str = "",
     ) -> None:
         """The children of a program, group, subshell or body: statements joined by ``;``,
-        ``&`` or newlines."""
-        joined = ""
+        ``&`` or newlines; the first is joined to what came before by ``joined`` (``a || (b;
+        c)``: ``b`` runs only when ``a`` fails)."""
         children = node.children
         for i, child in enumerate(children):
             kind = child.type
@@ -237,7 +243,7 @@ class _Walk:
             for child in node.named_children:
                 self.statement(child, chain, joined, piped=piped, sub=sub, negated=True)
         elif kind in ("subshell", "compound_statement", "do_group"):
-            self.statements(node, chain, sub=sub)
+            self.statements(node, chain, sub=sub, joined=joined)
         elif kind in ("variable_assignment", "variable_assignments"):
             self._assignments(node)
             self.calls.append(
@@ -263,9 +269,12 @@ class _Walk:
                     self.assigned.add(self.text(variable))
             if kind == "test_command":
                 self._expansions(node)
+                # `[ … ]` / `[[ … ]]`: its words as written (the analysis needs only the
+                # paths and operators a test names).
+                words = tuple(Word(w.strip("\"'"), w, True) for w in self.text(node).split())
                 self.calls.append(
                     Call(
-                        (Word("[[", "[[", True),),
+                        words,
                         (),
                         chain,
                         piped,
