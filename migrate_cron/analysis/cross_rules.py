@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from migrate_cron.analysis.dataflow import Paths, common_place, link, paths
 from migrate_cron.analysis.finding import Hit, Rule, RuleId
 from migrate_cron.analysis.job import MAIL_ENV, CronJob, schedule_key
+from migrate_cron.analysis.naming import naming
 from migrate_cron.analysis.rules import ORDERING_WINDOW_MINUTES
 from migrate_cron.crontab.entry import Severity
 
@@ -64,8 +65,6 @@ def _staggered(members: Sequence[CronJob]) -> list[tuple[CronJob, Hit]]:
     group started together is followed, a few minutes later, by one more run that differs from
     them in the same argument: a deliberate offset, repeated, so the later run is timed to
     follow the others (the one case where timing is evidence of itself)."""
-    from migrate_cron.analysis.naming import naming
-
     families: dict[str, list[CronJob]] = defaultdict(list)
     for job in members:
         found = naming(job.line.shell_command or "", job.line.env)

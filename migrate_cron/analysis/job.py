@@ -116,24 +116,3 @@ def job_identity(
     when = schedule_key(line.schedule)
     env = tuple(sorted((k, v) for k, v in line.env.items() if k not in MAIL_ENV))
     return (when, timezone, line.shell_command, line.stdin, line.user or owner, env)
-
-
-def fallback_name(schedule: str, path: str) -> str:
-    """A name for a line whose words say nothing (``sleep $((…`` cut by a %, an inline
-    script): when it runs and where it lives — ``daily-0300-shop`` — never ``job-N``."""
-    import re
-    from pathlib import PurePath
-
-    stem = re.sub(r"[^a-z0-9]+", "-", PurePath(path).name.lower()).strip("-") or "crontab"
-    stem = stem.removesuffix("-crontab") or stem
-    if schedule.startswith("@"):
-        return f"{schedule[1:]}-{stem}"
-    try:
-        f = Schedule.parse(schedule).fields
-    except ValueError:
-        return f"line-{stem}"
-    if len(f.hours) == 1 and len(f.minutes) == 1:
-        every_day = f.day_star and f.weekday_star and len(f.months) == 12
-        return f"{'daily' if every_day else 'at'}-{f.hours[0]:02d}{f.minutes[0]:02d}-{stem}"
-    gap = cadence_of(schedule).typical_gap
-    return f"every-{gap:g}min-{stem}" if gap else f"cron-{stem}"

@@ -21,8 +21,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from migrate_cron.analysis.tree import Script, Word, parse
+from migrate_cron.analysis.job import cadence_of
+from migrate_cron.analysis.tree import Redirect, Script, Word, parse
 from migrate_cron.analysis.wrappers import INTERPRETERS, Unwrapped, basename, main_call
+from migrate_cron.crontab.schedule import Schedule
 
 #: Framework runners: the job is their first positional argument (the sub-command).
 _FRAMEWORKS = frozenset(
@@ -312,8 +314,6 @@ def naming(text: str, env: Mapping[str, str]) -> Naming | None:
 
 def call_name(argv: Sequence[str]) -> str:
     """The name one call of a line would give (for evidence about a later command)."""
-    from migrate_cron.analysis.wrappers import Unwrapped
-
     found = _from_argv(list(argv), Unwrapped((), tuple(argv), ())) if argv else None
     return (found.action or found.base) if found is not None else ""
 
@@ -346,8 +346,6 @@ def _from_script(script: Script, env: Mapping[str, str]) -> Naming | None:
 
 
 def _truncates(chain: Sequence[object]) -> bool:
-    from migrate_cron.analysis.tree import Redirect
-
     return any(isinstance(r, Redirect) and r.op in (">", ">|") for r in chain)
 
 
@@ -366,8 +364,6 @@ def _output_name(script: Script) -> Naming | None:
 
 
 def _output_target(chain: Sequence[object]) -> str | None:
-    from migrate_cron.analysis.tree import Redirect
-
     for redirect in chain:
         if (
             isinstance(redirect, Redirect)
@@ -643,9 +639,6 @@ def _dir_tokens(path: str) -> tuple[str, ...]:
 def schedule_word(expr: str) -> str:
     """``hourly``, ``daily``, ``every-5min``, ``weekly``, ``monthly``, ``at-boot``… for telling
     two lines of one command apart by when they run."""
-    from migrate_cron.analysis.job import cadence_of
-    from migrate_cron.crontab.schedule import Schedule
-
     macro = {
         "@reboot": "at-boot",
         "@yearly": "yearly",
@@ -677,8 +670,6 @@ def schedule_word(expr: str) -> str:
 
 
 def _clock(expr: str) -> str:
-    from migrate_cron.crontab.schedule import Schedule
-
     try:
         fields = Schedule.parse(expr).fields
     except ValueError:

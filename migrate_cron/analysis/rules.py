@@ -14,7 +14,17 @@ from functools import lru_cache
 
 from migrate_cron.analysis.finding import Context, Hit, Rule, RuleId
 from migrate_cron.analysis.job import CronJob, schedule_for
+from migrate_cron.analysis.naming import call_name, naming, subcommands
 from migrate_cron.analysis.shell import SHELL_RULES
+from migrate_cron.analysis.streams import CRON, NULL, Fate, fates
+from migrate_cron.analysis.wrappers import (
+    INTERPRETERS,
+    REPORTING,
+    basename,
+    main_call,
+    unwrap,
+    work_calls,
+)
 from migrate_cron.crontab.entry import Severity
 from migrate_cron.crontab.fields import CronFields
 from migrate_cron.crontab.timezone import dst_windows, zone_table
@@ -82,8 +92,6 @@ def _poll(job: CronJob, ctx: Context) -> Hit | None:
 def _samples(job: CronJob) -> bool:
     """Each run does the work of its own time slot: it is handed the time (``$(date …)`` in
     an argument), it only stamps a file (``date > heartbeat``), or its name says it samples."""
-    from migrate_cron.analysis.wrappers import REPORTING, basename, work_calls
-
     calls = work_calls(job.script)
     if not calls:
         return False
@@ -102,8 +110,6 @@ def _samples(job: CronJob) -> bool:
 def _base_name(job: CronJob, action: bool = False) -> str:
     """The line's name before collisions are told apart: what its command says it does
     (``action``: the verb part of a ``namespace:action`` sub-command, else the name)."""
-    from migrate_cron.analysis.naming import naming
-
     found = naming(job.line.shell_command or "", job.line.env)
     if found is None:
         return ""
@@ -132,8 +138,6 @@ def _lock(job: CronJob, ctx: Context) -> Hit | None:
     text = job.command.lower
     if not any(w in text for w in ("lock", "pid", "solo", "run-one", "run-this-one")):
         return None  # a fast path only: what decides is the tree below
-    from migrate_cron.analysis.wrappers import unwrap
-
     for call in job.script.top:
         if not call.words:
             continue
@@ -182,18 +186,13 @@ def _sleep(job: CronJob, ctx: Context) -> Hit | None:
     )
 
 
-def _quoted(fate: object) -> str:
-    from migrate_cron.analysis.streams import Fate
-
-    assert isinstance(fate, Fate)
+def _quoted(fate: Fate) -> str:
     return " ".join(fate.redirects)
 
 
 def _output(job: CronJob, ctx: Context) -> Hit | None:
     """Output thrown away: every command's stdout and stderr to /dev/null, or some command's
     errors; quoted as the file writes it."""
-    from migrate_cron.analysis.streams import NULL, fates
-
     if "/dev/null" not in job.command.text:
         return None
     found = fates(job.script)
@@ -217,8 +216,6 @@ def _output(job: CronJob, ctx: Context) -> Hit | None:
 
 def _unseen(job: CronJob, ctx: Context) -> Hit | None:
     """MAILTO="" and output that reaches cron: cron drops it (crontab(5))."""
-    from migrate_cron.analysis.streams import CRON, NULL, fates
-
     if job.line.env.get("MAILTO", None) != "":
         return None
     # A log sink's own output is nothing to see: what it is fed is the log.
@@ -250,8 +247,6 @@ def _unseen(job: CronJob, ctx: Context) -> Hit | None:
 def _partial(job: CronJob, ctx: Context) -> Hit | None:
     """A redirection after ``a && b`` belongs to ``b`` alone (bash's grammar): ``a``'s output
     still goes to cron."""
-    from migrate_cron.analysis.streams import CRON, fates
-
     if job.line.env.get("MAILTO", None) == "" or ">" not in job.command.text:
         return None  # the MAILTO finding says it; no redirection, nothing partial
     found = fates(job.script)
@@ -311,9 +306,6 @@ _CRON_SCRIPTS = {
 def framework_of(job: CronJob) -> tuple[str, str] | None:
     """(what, where) when a work call of the line runs a framework's own scheduler, read from
     the tree: the runner, its sub-command, or the script or URL it calls."""
-    from migrate_cron.analysis.naming import subcommands
-    from migrate_cron.analysis.wrappers import INTERPRETERS, basename, work_calls
-
     for _, inner in work_calls(job.script):
         argv = list(inner.argv)
         if len(argv) > 1 and basename(argv[0]) in INTERPRETERS:
@@ -381,8 +373,6 @@ _BATCH_OPTIONS = frozenset(
 def _batch(job: CronJob, ctx: Context) -> Hit | None:
     if "--" not in job.command.text:
         return None
-    from migrate_cron.analysis.wrappers import work_calls
-
     for _, inner in work_calls(job.script):
         argv = list(inner.argv)
         for i, word in enumerate(argv):
@@ -410,8 +400,6 @@ _WGET_TIMEOUTS = ("--timeout", "--read-timeout", "-T")
 def _http(job: CronJob, ctx: Context) -> Hit | None:
     if "curl" not in job.command.text and "wget" not in job.command.text:
         return None
-    from migrate_cron.analysis.wrappers import basename, work_calls
-
     for _, inner in work_calls(job.script):
         argv = list(inner.argv)
         tool = basename(argv[0])
@@ -619,8 +607,6 @@ def handover_evidence(job: CronJob) -> str | None:
 
 
 def _evidence(job: CronJob, base: str) -> str | None:
-    from migrate_cron.analysis.wrappers import basename, work_calls
-
     for _, inner in work_calls(job.script):
         argv = list(inner.argv)
         prog = basename(argv[0])
@@ -640,13 +626,9 @@ def _evidence(job: CronJob, base: str) -> str | None:
             prog != "aws" or argv[1:3] in (["sqs", "send-message"], ["sns", "publish"])
         ):
             return f"publishes with {prog}"
-    from migrate_cron.analysis.wrappers import main_call
-
     main = main_call(job.script)
     if main is not None and basename(main[1].argv[0]) in _LOCAL_NOTIFIERS:
         return None  # a message on this host's desktop or terminals
-    from migrate_cron.analysis.naming import call_name
-
     names = [base, _base_name(job, action=True)] + [
         call_name(inner.argv) for _, inner in work_calls(job.script)[1:]
     ]
@@ -696,8 +678,6 @@ def _percent(job: CronJob, ctx: Context) -> Hit | None:
             f"cron cuts the command at its first unescaped %: {runs}, cut inside {cut} — "
             "the line has never worked as written"
         )
-    from migrate_cron.analysis.wrappers import basename, main_call
-
     main = main_call(job.script)
     if main is not None and basename(main[1].argv[0]) in _READS_STDIN:
         return Hit(

@@ -15,7 +15,9 @@ import re
 from migrate_cron.analysis.finding import Context, Hit, Rule, RuleId
 from migrate_cron.analysis.job import CronJob
 from migrate_cron.analysis.shellcheck import Comment, Request, dialect, wiki
+from migrate_cron.analysis.streams import shown_program
 from migrate_cron.analysis.tree import parse
+from migrate_cron.analysis.wrappers import INTERPRETERS, REPORTING, basename, unwrap
 from migrate_cron.crontab.entry import CrontabLine, Severity
 
 #: Shells that understand the bash-only syntax below.
@@ -176,8 +178,6 @@ def _sleep_operands(job: CronJob, ctx: Context) -> Hit | None:
 def _script_named_program(job: CronJob, ctx: Context) -> Hit | None:
     if "sh " not in job.command.text:
         return None
-    from migrate_cron.analysis.wrappers import INTERPRETERS, basename, unwrap
-
     for call in job.script.top:
         if not call.words:
             continue
@@ -361,8 +361,6 @@ _SINKS = frozenset(
 def _pipe_status(job: CronJob, ctx: Context) -> Hit | None:
     if "|" not in job.command.text:
         return None
-    from migrate_cron.analysis.wrappers import basename
-
     top = [c for c in job.script.top if c.words]
     if len(top) < 2 or top[-1].joined != "|" or "pipefail" in job.script.text:
         return None
@@ -371,9 +369,6 @@ def _pipe_status(job: CronJob, ctx: Context) -> Hit | None:
     last = basename(top[-1].words[0].value)
     if last not in _SINKS:
         return None
-    from migrate_cron.analysis.streams import shown_program
-    from migrate_cron.analysis.wrappers import REPORTING, unwrap
-
     first = next((c for c in reversed(top[:-1]) if c.joined != "|"), top[0])
     if first.joined == "||":
         return None  # `check || echo x | mail`: an alert branch, its status is not the work's

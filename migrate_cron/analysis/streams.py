@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from migrate_cron.analysis.tree import Call, Redirect, Script
-from migrate_cron.analysis.wrappers import PREPARATION, basename
+from migrate_cron.analysis.wrappers import INTERPRETERS, PREPARATION, basename, unwrapped_top
 
 CRON = "cron"  # captured by cron: mailed, or dropped with MAILTO=""
 NULL = "null"
@@ -75,8 +75,6 @@ def _apply(redirect: Redirect, table: dict[int, str]) -> None:
 def shown_program(argv: tuple[str, ...]) -> str:
     """How a finding names a command: the script an interpreter runs (``php x/y.php`` is
     ``y.php``), else the program."""
-    from migrate_cron.analysis.wrappers import INTERPRETERS
-
     if not argv:
         return ""
     if basename(argv[0]) in INTERPRETERS:
@@ -91,8 +89,6 @@ def fates(script: Script) -> list[Fate]:
     ``$(…)``), in order."""
     if "fates" in script.memo:
         return list(script.memo["fates"])
-    from migrate_cron.analysis.wrappers import unwrapped_top
-
     out: list[Fate] = []
     for call, inner in unwrapped_top(script):
         program = basename(inner.argv[0]) if inner.argv else basename(call.words[0].value)

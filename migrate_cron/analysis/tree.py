@@ -77,10 +77,6 @@ class Call:
     def argv(self) -> tuple[str, ...]:
         return tuple(w.value for w in self.words)
 
-    @property
-    def own(self) -> tuple[Redirect, ...]:
-        return self.chain
-
 
 @dataclass(frozen=True, slots=True)
 class Script:

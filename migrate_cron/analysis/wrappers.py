@@ -236,7 +236,7 @@ def unwrap_words(words: tuple[Word, ...], depth: int = 0) -> Unwrapped:
             rest = rest[1:]
             continue
         if head in _SHELLS:
-            options, body_text = _shell_c(rest[1:])
+            body_text = _shell_c(rest[1:])
             if body_text is not None:
                 return _body([*wrappers, head], body_text, depth, user, lock, container)
             break
@@ -329,16 +329,17 @@ def _su(words: list[Word]) -> tuple[str | None, str | None, list[Word]]:
     return user, body, []
 
 
-def _shell_c(words: list[Word]) -> tuple[dict[str, str], str | None]:
+def _shell_c(words: list[Word]) -> str | None:
+    """The body of ``sh [options] -c BODY`` (``-lc`` bundles included), or None."""
     i = 0
     while i < len(words) and words[i].value.startswith("-") and words[i].value != "-":
         flag = words[i].value
         if flag == "-c" or (not flag.startswith("--") and flag.endswith("c") and len(flag) > 2):
-            return {}, words[i + 1].value if i + 1 < len(words) else ""
+            return words[i + 1].value if i + 1 < len(words) else ""
         if flag in ("-o", "+o", "-O", "+O"):
             i += 1
         i += 1
-    return {}, None
+    return None
 
 
 def _container(words: list[Word]) -> tuple[str, list[Word]] | None:

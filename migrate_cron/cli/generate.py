@@ -440,7 +440,8 @@ def generate_registry(
     if result.refused:
         info(
             f"[red]{counted(len(result.refused), 'line')} not registered[/red] (above): fix "
-            "them and re-run, or register them anyway as each line says"
+            f"{plural(len(result.refused), 'it', 'them')} and re-run, or register "
+            f"{plural(len(result.refused), 'it', 'them')} anyway as each line says"
         )
     rejected = [s for s in result.skipped if s.reason.startswith("cron rejects")]
     if result.refused and not rejected and not result.conflicts:
