@@ -9,11 +9,35 @@ Typer, Rich or command modules), every other command line to the full Typer CLI
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
+
+
+def hide_url_secret(argv: Sequence[str]) -> None:
+    """Show a masked command line in ``ps`` when ``--database-url`` carries a password.
+
+    Any user of the host can read every process's command line (``/proc/PID/cmdline``), so a
+    worker started with ``--database-url postgresql://app:PW@…`` showed its password to all of
+    them for as long as it ran. The process title is rewritten before any work (the arguments
+    themselves were already read); the environment variable or ``~/.pgpass`` remain the way
+    that never shows it, even for the first milliseconds.
+    """
+    if not any(arg.startswith("--database-url") for arg in argv):
+        return  # the cron line and almost every call: no import, no cost
+    from migrate_cron.config import mask_url
+
+    masked = [mask_url(arg) for arg in argv]
+    if masked == list(argv):
+        return
+    import setproctitle
+
+    setproctitle.setproctitle(" ".join(masked))
 
 
 def main() -> None:
     """Entry point of the installed ``migrate-cron`` command."""
     import gc
+
+    hide_url_secret(sys.argv)
 
     # The cron line lives ~0.2 s and allocates little besides its imports: the cyclic
     # collector's passes over ~340 freshly imported modules (PostgreSQL's) are pure cost there,

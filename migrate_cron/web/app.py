@@ -266,6 +266,11 @@ async def login(request: Request) -> Response:
 
 
 async def logout(request: Request) -> Response:
+    guard: Guard = request.app.state.guard
+    session = guard.session(request.cookies.get(SESSION_COOKIE))
+    if session is not None:
+        guard.sign_out(session)
+        _log(request).write("sign-out", session, _client(request))
     response = RedirectResponse("/", status_code=303)
     response.delete_cookie(SESSION_COOKIE)
     return response

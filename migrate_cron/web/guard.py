@@ -3,7 +3,10 @@
 The dashboard is read-only unless started with ``--allow-actions``; then a person signs in
 once with ``MIGRATE_CRON_WEB_TOKEN`` (compared with ``hmac.compare_digest``, so the time taken
 says nothing about how much of a guess was right) and gets a session cookie signed with a
-secret that lives only in this process (a restart signs everyone out). Every action is a POST
+secret that lives only in this process (a restart signs everyone out). Signing out revokes the
+session in this process, not only in the browser: a copy of the cookie taken before is refused
+from then on (the revoked ids are kept until the session would have expired anyway, so the
+list stays as small as the sessions of the last ``SESSION_AGE``). Every action is a POST
 that carries the session's CSRF token — an HMAC of the session id, so another site can
 neither read it nor forge it — and is written to the action log with who and what.
 
@@ -58,6 +61,8 @@ class Guard:
     secret: bytes = field(default_factory=lambda: secrets.token_bytes(32), repr=False)
     #: Seconds since the epoch; injected by tests that age a session.
     clock: Callable[[], float] = time.time
+    #: Signed-out session ids and when each would have expired (seconds since the epoch).
+    _revoked: dict[str, float] = field(default_factory=dict, repr=False, compare=False)
 
     # ------------------------------------------------------------------ sign in
     def sign_in(self, given: str, who: str) -> str:
@@ -82,11 +87,21 @@ class Guard:
             return None
         if not issued.isdigit() or self.clock() - int(issued) > SESSION_AGE:
             return None
+        if sid in self._revoked:
+            return None
         try:
             who = base64.urlsafe_b64decode(name + "=" * (-len(name) % 4)).decode()
         except ValueError:
             return None
         return Session(sid, who)
+
+    def sign_out(self, session: Session) -> None:
+        """Refuse this session's cookie from now on, wherever a copy of it is."""
+        now = self.clock()
+        for sid, until in list(self._revoked.items()):
+            if until < now:
+                del self._revoked[sid]
+        self._revoked[session.sid] = now + SESSION_AGE
 
     def csrf(self, session: Session) -> str:
         return self._sign("csrf", session.sid)

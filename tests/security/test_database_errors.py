@@ -312,3 +312,22 @@ def test_long_running_scheduler_fails_fast_on_wrong_credentials_at_start(
         assert deadline_ok and code == 1, sched.output()
         out = sched.output()
         assert "Access denied" in out and SECRET not in out and TRACEBACK not in out, out
+
+
+@pytest.mark.parametrize("backend", ["postgresql"])
+def test_a_password_on_the_command_line_is_masked_in_ps(
+    project: Path, store: Store, db_url: str, table_prefix: str, tmp_path: Path
+) -> None:
+    """Every user of the host reads every command line (``ps``, ``/proc/PID/cmdline``): a
+    long-running worker given ``--database-url`` with a password shows it masked."""
+    url = make_url(db_url).set(password=SECRET).render_as_string(hide_password=False)
+    env = cli_env("sqlite:///unused.db", table_prefix, project / "migrate-cron.toml")
+    with Fleet(tmp_path) as fleet:
+        worker = fleet.start(["worker", "--database-url", url], env, label="worker", cwd=project)
+        wait_for(lambda: "worker-start" in worker.output(), 30, "the worker to start")
+        cmdline = Path(f"/proc/{worker.pid}/cmdline").read_bytes().decode(errors="replace")
+        assert SECRET not in cmdline and "postgres:***@" in cmdline, cmdline
+        assert "worker --database-url" in cmdline  # still says what runs
+        worker.signal(signal.SIGTERM)
+        assert worker.wait(30) == 0
+        assert SECRET not in worker.output()

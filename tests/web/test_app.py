@@ -174,8 +174,10 @@ def test_retry_and_cancel_from_the_failed_page(
 def test_signing_out_ends_the_session(
     store: Store, world: Seeded, client: tuple[TestClient, ActionLog]
 ) -> None:
-    web, _ = client
+    web, log = client
     csrf = sign_in(web)
+    kept = web.cookies.get("mc_session")  # a copy kept from before (another tab, a proxy log)
+    assert kept
     assert "sign out ann" in web.get("/").text
     assert web.get("/logout").status_code == 405
     out = web.post("/logout", follow_redirects=False)
@@ -183,6 +185,13 @@ def test_signing_out_ends_the_session(
     assert "sign in to act" in web.get("/").text
     refused = web.post("/actions/retry", data={"csrf": csrf, "id": [str(world.failed[0])]})
     assert refused.status_code == 401
+    # The server forgot the session too: the old cookie sent again is refused, not only deleted.
+    web.cookies.set("mc_session", kept)
+    assert "sign in to act" in web.get("/").text
+    replayed = web.post("/actions/retry", data={"csrf": csrf, "id": [str(world.failed[0])]})
+    assert replayed.status_code == 401
+    assert store.get(world.failed[0]).state == "failed"  # type: ignore[union-attr]
+    assert any("web.sign-out who=ann" in line for line in log.lines)
 
 
 def test_retry_every_failed_job_of_a_kind(
