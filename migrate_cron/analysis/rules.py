@@ -17,6 +17,7 @@ from migrate_cron.analysis.job import CronJob, schedule_for
 from migrate_cron.analysis.naming import call_name, naming, subcommands
 from migrate_cron.analysis.shell import SHELL_RULES
 from migrate_cron.analysis.streams import CRON, NULL, Fate, fates
+from migrate_cron.analysis.tree import Call, Script
 from migrate_cron.analysis.wrappers import (
     INTERPRETERS,
     REPORTING,
@@ -262,17 +263,28 @@ def _partial(job: CronJob, ctx: Context) -> Hit | None:
     )
 
 
-def _swallow(job: CronJob, ctx: Context) -> Hit | None:
-    text = job.command.text
+#: Commands that end a line with success whatever came before them.
+_FORCED_SUCCESS = {("true",), (":",), ("exit", "0"), ("exit",), ("/bin/true",), ("/usr/bin/true",)}
+
+
+def swallowing_tail(script: Script) -> Call | None:
+    """The last command of the line when it only forces success after the real work
+    (``|| true``, ``; exit 0``, ``|| :``): cron then never sees a failure, nor would the queue."""
+    text = script.text
     if "true" not in text and ":" not in text and "exit" not in text:
         return None
-    top = [c for c in job.script.top if c.words or c.assignments]
+    top = [c for c in script.top if c.words or c.assignments]
     if len(top) < 2:
         return None
     last = top[-1]
-    argv = last.argv
-    forced = argv in (("true",), (":",), ("exit", "0"), ("exit",)) or argv == ("/bin/true",)
-    if not forced or last.joined not in ("||", ";"):
+    if last.argv not in _FORCED_SUCCESS or last.joined not in ("||", ";"):
+        return None
+    return last
+
+
+def _swallow(job: CronJob, ctx: Context) -> Hit | None:
+    last = swallowing_tail(job.script)
+    if last is None:
         return None
     return Hit(f'reports success even when it fails ("{last.joined} {last.text}")')
 

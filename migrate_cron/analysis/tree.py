@@ -44,6 +44,8 @@ class Redirect:
     op: str
     target: str
     raw: str
+    #: Where it is written, in bytes of the command's UTF-8 text (what an edit cuts out).
+    span: tuple[int, int] = field(default=(0, 0), compare=False)
 
     @property
     def is_output(self) -> bool:
@@ -72,6 +74,8 @@ class Call:
     negated: bool = False
     last: bool = False  # the last command of the top-level list: its status is the line's
     text: str = ""
+    #: Where the command is written, in bytes of the command's UTF-8 text.
+    span: tuple[int, int] = field(default=(0, 0), compare=False)
 
     @property
     def argv(self) -> tuple[str, ...]:
@@ -318,7 +322,14 @@ class _Walk:
         if body is None:  # a redirection alone (`&2>/dev/null` read as `&` then `2>…`)
             self.calls.append(
                 Call(
-                    (), (), chain + redirects, piped, joined, substituted=sub, text=self.text(node)
+                    (),
+                    (),
+                    chain + redirects,
+                    piped,
+                    joined,
+                    substituted=sub,
+                    text=self.text(node),
+                    span=(node.start_byte, node.end_byte),
                 )
             )
             return
@@ -441,6 +452,7 @@ class _Walk:
                 substituted=sub,
                 negated=negated,
                 text=self.text(node),
+                span=(node.start_byte, node.end_byte),
             )
         )
 
@@ -466,6 +478,7 @@ class _Walk:
                 joined,
                 substituted=sub,
                 text=self.text(node),
+                span=(node.start_byte, node.end_byte),
             )
         )
 
@@ -507,7 +520,7 @@ class _Walk:
         elif node.type == "heredoc_redirect":
             op = "<<"
         self.redirect_ops.append((op, self._digits_before(node.start_byte)))
-        return Redirect(fd, op, target, self.text(node))
+        return Redirect(fd, op, target, self.text(node), (node.start_byte, node.end_byte))
 
     def _digits_before(self, start: int) -> str:
         """The word glued to an operator's left, when it is a number (``2&>``: dash reads

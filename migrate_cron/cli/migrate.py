@@ -117,9 +117,17 @@ def migrate(
         bool,
         typer.Option(
             "--strip-swallow",
-            help="Remove `|| true`, `; exit 0` and `> /dev/null` redirections from the "
-            "registry's command, so failures reach the queue's retries (the crontab line "
-            "keeps its text for rollback).",
+            help="Remove the `> /dev/null` redirections from the registry's command too, so "
+            "a failed attempt keeps its output (the crontab line keeps its text for rollback).",
+        ),
+    ] = False,
+    keep_swallow: Annotated[
+        bool,
+        typer.Option(
+            "--keep-swallow",
+            help="Keep a tail that forces success (`|| true`, `; exit 0`) in the registry's "
+            "command. By default it is removed, so failures reach the queue's retries and "
+            "its failed shelf; kept, a failed run is recorded done (and `verify` fails).",
         ),
     ] = False,
     cron: CronOption = CronChoice.debian,
@@ -133,7 +141,8 @@ def migrate(
     --to enqueue replaces only the command with `migrate-cron enqueue NAME` (the schedule stays
     in cron; workers run the command with retries). --to scheduler comments the line out with
     a marker (the scheduler service now owns it). Refuses a line edited since the registry was
-    generated. Undo with `migrate-cron rollback NAME`.
+    generated. A tail that forces success (`|| true`) leaves the registry's command, so the
+    queue sees failures (`--keep-swallow` keeps it). Undo with `migrate-cron rollback NAME`.
     """
     from migrate_cron.clock import SystemClock
     from migrate_cron.migration import switch
@@ -159,6 +168,7 @@ def migrate(
             install=install,
             file_format=file_format.value if file_format else None,
             strip_swallow=strip_swallow,
+            keep_swallow=keep_swallow,
             cron=cron.value,
         )
     except switch.AlreadyThere as exc:
@@ -503,12 +513,13 @@ def _history(url: str, prefix: str, name: str, since):  # type: ignore[no-untype
 def _liveness(url: str, prefix: str, name: str):  # type: ignore[no-untyped-def]
     from migrate_cron.cli.common import open_store
     from migrate_cron.migration.verify import Liveness
-    from migrate_cron.store.leases import SCHEDULER_LEASE
+    from migrate_cron.store.leases import REAPER_LEASE, SCHEDULER_LEASE
 
     store = open_store(url, prefix)
     try:
         now = store.db_now()
         held = store.lease_holder(SCHEDULER_LEASE)
+        reaper = store.lease_holder(REAPER_LEASE)
         kinds = {k.kind: k for k in store.status(now, now).kinds}
     finally:
         store.dispose()
@@ -518,6 +529,7 @@ def _liveness(url: str, prefix: str, name: str):  # type: ignore[no-untyped-def]
         leader=(held[0], (held[1] - now).total_seconds()) if held else None,
         ready=kind.ready if kind is not None else 0,
         oldest_ready_age=(now - oldest).total_seconds() if oldest is not None else None,
+        worker=(reaper[0], (reaper[1] - now).total_seconds()) if reaper else None,
     )
 
 

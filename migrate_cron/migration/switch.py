@@ -109,6 +109,7 @@ def migrate(
     installer: Installer | None = None,
     file_format: str | None = None,
     strip_swallow: bool = False,
+    keep_swallow: bool = False,
     cron: str = "debian",
 ) -> list[SwitchResult]:
     """Switch job ``name``'s crontab lines to ``to`` (``enqueue`` or ``scheduler``): every
@@ -118,7 +119,10 @@ def migrate(
     The crontab's format must be a fact — its place (cron.d, /etc/crontab, cron's spool) or
     ``file_format`` — when its lines alone could be read either way: a system line rewritten
     without its user field makes Debian's cron drop the whole file. ``cron`` is which cron
-    reads the files (``--cron``): they are parsed as it reads them."""
+    reads the files (``--cron``): they are parsed as it reads them.
+
+    A tail that forces success (``|| true``) is removed from the registry's command unless
+    ``keep_swallow``; ``strip_swallow`` removes the ``/dev/null`` redirections too."""
     if to not in TARGET_MODES:
         raise UsageError(f"--to must be one of {', '.join(TARGET_MODES)}, not {to!r}")
     with registry_lock(registry_path, dry_run):
@@ -161,7 +165,10 @@ def migrate(
                 installed=install,
                 origin=origin,
             )
-        advice, command = _what_matters(spec, strip_swallow)
+        if strip_swallow and keep_swallow:
+            raise UsageError("--strip-swallow and --keep-swallow contradict each other")
+        swallow = "keep" if keep_swallow else "all" if strip_swallow else "tail"
+        advice, command = _what_matters(spec, swallow)
         results[0] = replace(results[0], notes=results[0].notes + tuple(advice))
         if install:
             _check_installed(installer, changes[0].before, changes[0].path)
@@ -362,27 +369,51 @@ def _restore_origin(
     return _Change(path, text, after, result)
 
 
-def _what_matters(spec: JobSpec, strip: bool) -> tuple[list[str], str | None]:
+def _what_matters(spec: JobSpec, swallow: str) -> tuple[list[str], str | None]:
     """What changes for this line once the queue runs it, each with the registry edit that
-    fixes it; and the command without its swallowing tails when ``strip`` asks for it."""
+    fixes it; and the command without what hides its failures: the success-forcing tail
+    unless ``swallow`` is ``keep``, the ``/dev/null`` redirections too when it is ``all``."""
     from migrate_cron.analysis.rules import lock_wrapper
-    from migrate_cron.migration.swallow import strip_swallow, swallowers
+    from migrate_cron.migration.swallow import find, strip_swallow, strip_tail
 
     notes: list[str] = []
     command = spec.command or ""
     new_command = None
-    hidden = swallowers(command)
-    if hidden and strip:
-        new_command = strip_swallow(command)
+    hidden = find(command)
+    if swallow == "all" and hidden.found:
+        stripped = strip_swallow(command)
+        new_command = stripped if stripped != command else None
         notes.append(
-            f"--strip-swallow: the registry's command is now {new_command!r} (the crontab "
+            f"--strip-swallow: the registry's command is now {stripped!r} (the crontab "
             "line keeps its text for rollback)"
+            if new_command
+            else f"the command hides failures ({', '.join(hidden.found)}) in a way that "
+            f"cannot be cut out safely: edit `command` in [jobs.{spec.name}]"
         )
-    elif hidden:
+    elif swallow == "tail" and hidden.tail:
+        new_command = strip_tail(command)
+        if new_command is not None:
+            notes.append(
+                f"the command ended in `{hidden.tail}`, which reports success when it fails: "
+                f"the queue would record `done`, never retry, never shelve it. The registry's "
+                f"command is now {new_command!r} (the crontab line keeps its text for "
+                "rollback); --keep-swallow keeps cron's behaviour"
+            )
+        else:
+            notes.append(
+                f"the command ends in `{hidden.tail}` in a way that cannot be cut out safely: "
+                f"the queue would record every failure as `done` — edit `command` in "
+                f"[jobs.{spec.name}]"
+            )
+    elif hidden.tail:
         notes.append(
-            f"the command hides failures ({', '.join(hidden)}): the queue would record `done` "
-            "and never retry, and keep no output — re-run with --strip-swallow, or edit "
-            f"`command` in [jobs.{spec.name}]"
+            f"--keep-swallow: the command still ends in `{hidden.tail}`: a failed run is "
+            "recorded `done`, never retried nor shelved, and `verify` says so"
+        )
+    if hidden.nulls and swallow != "all":
+        notes.append(
+            f"output goes to /dev/null ({', '.join(hidden.nulls)}): a failed attempt keeps no "
+            "output to read — --strip-swallow removes the redirections"
         )
     if spec.timeout is None:
         notes.append(

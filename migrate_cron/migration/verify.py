@@ -9,12 +9,17 @@ Three checks, each ``ok``, ``fail``, ``waiting`` (nothing could have happened ye
    that the switched line is still in the crontab, with the original schedule.
 2. **dual execution** — no other crontab line still runs the job's command directly, and no
    other registry job runs the same command from the queue.
+   **failures** — the registry's command lets a failure reach the queue: a tail that forces
+   success (``|| true``, ``; exit 0``) makes every failed run ``done``, never retried nor
+   shelved (read from the shell tree, as ``analyze``'s ``errors-swallowed``).
 3. **queue** — since the switch, the job ran successfully in the queue: counts, last success,
    last error. A failed run on the shelf fails the check; so does a slot that came and went
    with no success.
 4. **alive** — what the switched job needs now: in scheduler mode, a scheduler holding the
-   leader lease; in both modes, no ready job of the kind waiting longer than a worker would
-   leave it (an "ok" right after ``--to scheduler`` with no scheduler running would be a lie).
+   leader lease; in both modes a worker running (the reaper lease renewed), no ready job of
+   the kind waiting longer than a worker would leave it, and a worker having run one of its
+   jobs since the switch — until then ``waiting``, as no table says which kinds (and users)
+   a worker can run (an "ok" with no worker running would be a lie).
 """
 
 from __future__ import annotations
@@ -94,9 +99,11 @@ def verify_job(
     ]
     own = [o.path for o in origins if o.path is not None]
     checks.append(_dual(registry, spec, list(files) if files else own, origins, read))
-    checks.append(_queue(spec, now, history))
+    checks.append(_failures(spec))
+    queue = _queue(spec, now, history)
+    checks.append(queue)
     if live is not None:
-        checks.append(_alive(spec, live))
+        checks.append(_alive(spec, live, queue.data.get("claimed")))
     return VerifyReport(spec.name, spec.mode, tuple(checks))
 
 
@@ -345,6 +352,35 @@ def _is_switched(origins: Sequence[_Origin], line: CrontabLine) -> bool:
 
 
 # ------------------------------------------------------------------------ queue
+def _failures(spec: JobSpec) -> Check:
+    from migrate_cron.migration.swallow import find
+
+    title = "a failed run reaches the queue"
+    hidden = find(spec.command or "")
+    if hidden.tail:
+        return Check(
+            "failures",
+            title,
+            FAIL,
+            f"the command ends in `{hidden.tail}`: a failed run is recorded done, so the queue "
+            "never retries it, never shelves it, and nobody hears of it",
+            (
+                f"remove the tail from `command` in [jobs.{spec.name}] (`migrate-cron migrate "
+                f"{spec.name}` does it unless given --keep-swallow)",
+            ),
+            {"swallowed_by": hidden.tail},
+        )
+    details = (
+        (
+            f"its output goes to /dev/null ({', '.join(hidden.nulls)}): a failed attempt "
+            "keeps no output to read",
+        )
+        if hidden.nulls
+        else ()
+    )
+    return Check("failures", title, OK, "a non-zero exit fails the run", details)
+
+
 def _queue(spec: JobSpec, now: datetime, history: Callable[[datetime], KindHistory]) -> Check:
     title = "runs in the queue since the switch"
     if spec.mode == "cron" or spec.migration is None:
@@ -362,6 +398,7 @@ def _queue(spec: JobSpec, now: datetime, history: Callable[[datetime], KindHisto
         "running": h.running,
         "cancelled": h.cancelled,
         "retried": h.retried,
+        "claimed": h.claimed,
         "last_success": h.last_success,
         "last_error": h.last_error,
     }
@@ -406,18 +443,26 @@ def _queue(spec: JobSpec, now: datetime, history: Callable[[datetime], KindHisto
 STALLED_AFTER = 300.0
 
 
+#: Seconds past the end of the reaper lease a worker may still be alive: its holder renews it
+#: once per ``--heartbeat`` (10 s by default), so it is often just past its end.
+WORKER_SILENT_AFTER = 60.0
+
+
 @dataclass(frozen=True)
 class Liveness:
     """What the queue shows of the processes a switched job needs: the scheduler leader's
-    lease (holder, seconds until it expires; negative once expired) and the kind's ready
-    jobs. No table lists idle workers, so a worker shows itself by taking ready jobs."""
+    lease and the workers' reaper lease (holder, seconds until it expires; negative once
+    expired), and the kind's ready jobs. No table lists what each worker can run, so a worker
+    shows it can run this job by having run one (``ran``: jobs of the kind claimed since the
+    switch)."""
 
     leader: tuple[str, float] | None
     ready: int
     oldest_ready_age: float | None
+    worker: tuple[str, float] | None = None
 
 
-def _alive(spec: JobSpec, live: Callable[[], Liveness]) -> Check:
+def _alive(spec: JobSpec, live: Callable[[], Liveness], ran: int | None) -> Check:
     title = "a scheduler and a worker serve it"
     if spec.mode == "cron" or spec.migration is None:
         return Check("alive", title, SKIPPED, "not switched yet: cron still runs it")
@@ -427,6 +472,7 @@ def _alive(spec: JobSpec, live: Callable[[], Liveness]) -> Check:
         return Check("alive", title, FAIL, f"cannot read the queue: {exc}")
     problems: list[str] = []
     fine: list[str] = []
+    unknown: list[str] = []
     if spec.mode == "scheduler":
         if seen.leader is None:
             problems.append(
@@ -442,20 +488,43 @@ def _alive(spec: JobSpec, live: Callable[[], Liveness]) -> Check:
         else:
             fine.append(f"scheduler {seen.leader[0]} leads")
     age = seen.oldest_ready_age
+    running = seen.worker is not None and seen.worker[1] > -WORKER_SILENT_AFTER
     if age is not None and age > STALLED_AFTER:
         problems.append(
             f"{seen.ready} ready job(s) of {spec.name} have waited {age:.0f}s: no worker takes "
-            f"them. Is `migrate-cron worker` running, with {spec.name} in its registry?"
+            f"them. Is `migrate-cron worker` running, with {spec.name} in its registry (and "
+            "as root or the job's user)?"
         )
+    elif not running:
+        silent = (
+            f" (the last one, {seen.worker[0]}, was seen {-seen.worker[1]:.0f}s ago)"
+            if seen.worker
+            else ""
+        )
+        problems.append(
+            f"no worker is running{silent}: nothing will run {spec.name}'s jobs; start "
+            "`migrate-cron worker` with this registry"
+        )
+    elif ran:
+        fine.append(f"workers ran {ran} job(s) of it since the switch; {seen.ready} ready now")
     else:
-        fine.append(f"{seen.ready} ready, none waiting over {STALLED_AFTER:.0f}s")
+        assert seen.worker is not None
+        unknown.append(
+            f"a worker runs ({seen.worker[0]}), but none has run a job of {spec.name} since the "
+            "switch: whether one can (its kind, its user) shows at its first slot — verify "
+            "again after it"
+        )
     data = {
         "leader": seen.leader[0] if seen.leader else None,
+        "worker": seen.worker[0] if running and seen.worker else None,
+        "ran": ran,
         "ready": seen.ready,
         "oldest_ready_age": age,
     }
     if problems:
         return Check("alive", title, FAIL, problems[0], tuple(problems[1:]), data)
+    if unknown:
+        return Check("alive", title, WAITING, unknown[0], tuple(fine), data)
     return Check("alive", title, OK, "; ".join(fine), (), data)
 
 

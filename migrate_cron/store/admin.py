@@ -246,8 +246,9 @@ class AdminOps(AttemptOps):
         self, kinds: Sequence[str], since: datetime | None = None
     ) -> dict[str, KindHistory]:
         """Per kind, the rows created at or after ``since``: counts per state, retried jobs,
-        the newest success and the newest error on record. Every asked kind is in the result
-        (all zero when it has no rows). Used by ``verify`` and ``migrations``."""
+        jobs a worker claimed at least once, the newest success and the newest error on
+        record. Every asked kind is in the result (all zero when it has no rows). Used by
+        ``verify`` and ``migrations``."""
         job = self.tables.job
         out: dict[str, KindHistory] = {k: KindHistory(k) for k in kinds}
         if not out:
@@ -264,6 +265,7 @@ class AdminOps(AttemptOps):
                         job.c.state,
                         func.count().label("n"),
                         func.sum(case((job.c.attempts > 1, 1), else_=0)).label("retried"),
+                        func.sum(case((job.c.attempts > 0, 1), else_=0)).label("claimed"),
                         func.max(job.c.finished_at).label("last"),
                     )
                     .where(*cond)
@@ -274,6 +276,7 @@ class AdminOps(AttemptOps):
                     changes: dict[str, Any] = {
                         r.state: getattr(h, r.state) + int(r.n),
                         "retried": h.retried + int(r.retried or 0),
+                        "claimed": h.claimed + int(r.claimed or 0),
                     }
                     if r.state == JobState.DONE and r.last is not None:
                         changes["last_success"] = aware(r.last)

@@ -60,6 +60,9 @@ class LeaseOps(StoreBase):
 
 #: The scheduler leader's lease (``scheduler/leader.py`` takes it; ``metrics`` reads it).
 SCHEDULER_LEASE = "migrate-cron-scheduler"
+#: The workers' shared reaper turn (``worker/heartbeat.py``): renewed every ``--heartbeat`` by
+#: one living worker, so it is also the queue's sign that some worker runs (``verify``).
+REAPER_LEASE = "reaper"
 #: The ``leases`` rows that pause a kind (``paused:KIND``) or the scheduler.
 PAUSE_PREFIX = "paused:"
 SCHEDULER_PAUSE = "@scheduler"

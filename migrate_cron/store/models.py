@@ -122,6 +122,7 @@ class KindHistory:
     failed: int = 0
     cancelled: int = 0
     retried: int = 0
+    claimed: int = 0  # jobs a worker took at least once (attempts > 0)
     last_success: datetime | None = None
     last_error: str | None = None
     last_error_job: int | None = None

@@ -257,7 +257,7 @@ def _verify(
     if spec.mode == Mode.CRON:
         return None, None
     from migrate_cron.migration.verify import Liveness, verify_job
-    from migrate_cron.store.leases import SCHEDULER_LEASE
+    from migrate_cron.store.leases import REAPER_LEASE, SCHEDULER_LEASE
 
     def live() -> Liveness:
         db_now = store.db_now()
@@ -268,6 +268,7 @@ def _verify(
             leader=_leader(store, db_now, SCHEDULER_LEASE),
             ready=kind.ready if kind is not None else 0,
             oldest_ready_age=(db_now - oldest).total_seconds() if oldest is not None else None,
+            worker=_leader(store, db_now, REAPER_LEASE),
         )
 
     try:

@@ -31,14 +31,13 @@ import threading
 import time
 from collections.abc import Callable
 
+from migrate_cron.store.leases import REAPER_LEASE
 from migrate_cron.store.models import Job, JobState
 from migrate_cron.worker.cancel import LEASE_LOST
 from migrate_cron.worker.inflight import Ledger
 from migrate_cron.worker.log import WorkerLog
 from migrate_cron.worker.outage import OUTAGE_ERRORS, Outage
 from migrate_cron.worker.source import WorkSource
-
-REAPER_LEASE = "reaper"
 
 
 class _Every(threading.Thread):

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from migrate_cron.store import Store
-from migrate_cron.store.leases import SCHEDULER_LEASE
+from migrate_cron.store.leases import REAPER_LEASE, SCHEDULER_LEASE
 from tests.conftest import run_cli
 
 
@@ -42,8 +42,16 @@ def test_verify_names_the_missing_scheduler_and_the_missing_worker(
 
     assert store.acquire_lease(SCHEDULER_LEASE, "sched1:4242:ab", 60)
     check = _alive(env, tmp_path)
-    assert check["status"] == "ok", check
-    assert "scheduler sched1:4242:ab leads" in str(check["summary"])
+    assert check["status"] == "fail", check
+    assert "no worker is running" in str(check["summary"])
+
+    # A worker shows itself by the reaper lease it renews; one that never ran this kind
+    # cannot be said to serve it (its registry or user may not fit): waiting, not ok.
+    assert store.acquire_lease(REAPER_LEASE, "w1:4343:cd", 60)
+    check = _alive(env, tmp_path)
+    assert check["status"] == "waiting", check
+    assert "none has run a job of import-orders" in str(check["summary"])
+    assert "scheduler sched1:4242:ab leads" in str(check["details"])
 
     # A job of the kind waiting 10 minutes: nobody takes it.
     store.enqueue("import-orders", run_at=datetime.now(UTC) - timedelta(minutes=10))
@@ -51,3 +59,10 @@ def test_verify_names_the_missing_scheduler_and_the_missing_worker(
     assert check["status"] == "fail"
     assert "no worker takes them" in str(check["summary"])
     assert "1 ready job(s) of import-orders" in str(check["summary"])
+
+    # A real worker runs it (the command is missing: the run fails and waits for its retry).
+    ran = run_cli("worker", "--once", env=env, cwd=tmp_path)
+    assert ran.returncode == 0, ran.stderr
+    check = _alive(env, tmp_path)
+    assert check["status"] == "ok", check
+    assert "workers ran 1 job(s) of it since the switch" in str(check["summary"])

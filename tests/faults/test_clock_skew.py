@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from migrate_cron.store import Store
-from migrate_cron.worker.heartbeat import REAPER_LEASE
+from migrate_cron.store.leases import REAPER_LEASE
 from tests.faults.procs import Fleet, Proc, cli_env, wait_for
 
 SKEW = 120.0

@@ -4,6 +4,7 @@ what now matters, each with the registry edit."""
 
 from __future__ import annotations
 
+import json
 import tomllib
 from pathlib import Path
 
@@ -29,12 +30,8 @@ def test_swallowers_found_and_stripped(command: str, found: list[str], stripped:
     assert strip_swallow(command) == stripped
 
 
-def test_migrate_says_what_matters_and_strips_on_request(tmp_path: Path) -> None:
+def _project(tmp_path: Path, line: str) -> tuple[dict[str, str], str]:
     crontab = tmp_path / "crontab"
-    line = (
-        "30 2 * * * cd /srv && flock -n /tmp/i.lock php artisan invoices:export"
-        " >/dev/null 2>&1 || true\n"
-    )
     crontab.write_text(line)
     env = {"MIGRATE_CRON_REGISTRY": str(tmp_path / "migrate-cron.toml")}
     url = f"sqlite:///{tmp_path / 'q.db'}"
@@ -42,13 +39,28 @@ def test_migrate_says_what_matters_and_strips_on_request(tmp_path: Path) -> None
         run_cli("generate", "registry", str(crontab), "--format", "user", env=env).returncode == 0
     )
     assert run_cli("db", "upgrade", "--database-url", url, env=env).returncode == 0
+    return env, url
+
+
+def _command(tmp_path: Path, name: str) -> str:
+    return tomllib.loads((tmp_path / "migrate-cron.toml").read_text())["jobs"][name]["command"]
+
+
+def test_migrate_says_what_matters_and_strips_on_request(tmp_path: Path) -> None:
+    line = (
+        "30 2 * * * cd /srv && flock -n /tmp/i.lock php artisan invoices:export"
+        " >/dev/null 2>&1 || true\n"
+    )
+    env, url = _project(tmp_path, line)
     plain = run_cli(
         "migrate", "invoices-export", "--format", "user", "--dry-run", "--database-url", url,
         env=env,
     )  # fmt: skip
     assert plain.returncode == 0, plain.stderr
     text = " ".join(plain.stderr.split())
-    assert "hides failures (|| true, >/dev/null)" in text and "--strip-swallow" in text
+    assert "ended in `|| true`, which reports success when it fails" in text
+    assert "--keep-swallow keeps cron's behaviour" in text
+    assert "output goes to /dev/null (>/dev/null)" in text and "--strip-swallow" in text
     assert "add `timeout = 3600` (seconds) to [jobs.invoices-export]" in text
     assert "flock is redundant now" in text
     done = run_cli(
@@ -60,4 +72,60 @@ def test_migrate_says_what_matters_and_strips_on_request(tmp_path: Path) -> None
     assert job["command"] == "cd /srv && flock -n /tmp/i.lock php artisan invoices:export"
     assert job["source"]["text"] == line.rstrip("\n")
     assert run_cli("rollback", "invoices-export", env=env).returncode == 0
-    assert crontab.read_text() == line
+    assert (tmp_path / "crontab").read_text() == line
+
+
+def test_a_swallowed_failure_is_red_not_green(tmp_path: Path) -> None:
+    """`cd` into a missing directory `|| true`: under cron the failure was silent. migrate
+    removes the tail by default, so the worker records the failure; kept with
+    --keep-swallow, the run is `done` and verify fails on it."""
+    line = "*/5 * * * * cd /nonexistent-dir-mct && ./export.sh || true\n"
+    env, url = _project(tmp_path, line)
+    db = ["--database-url", url]
+    name = "export"
+    kept = run_cli("migrate", name, "--format", "user", "--keep-swallow", *db, env=env)
+    assert kept.returncode == 0, kept.stderr
+    assert _command(tmp_path, name).endswith("|| true")
+    assert "--keep-swallow: the command still ends in `|| true`" in " ".join(kept.stderr.split())
+    assert run_cli("enqueue", name, "--slot", "2026-01-01T00:05:00Z", *db, env=env).returncode == 0
+    assert run_cli("worker", "--once", *db, env=env).returncode == 0
+    shown = run_cli("jobs", "list", "--json", *db, env=env)
+    assert '"state": "done"' in shown.stdout  # cron's behaviour, kept on request
+    verify = run_cli("verify", name, "--json", *db, env=env)
+    assert verify.returncode == 1
+    checks = {c["key"]: c for c in json.loads(verify.stdout)["checks"]}
+    assert checks["failures"]["status"] == "fail"
+    assert "recorded done" in checks["failures"]["summary"]
+
+    assert run_cli("rollback", name, env=env).returncode == 0
+    switched = run_cli("migrate", name, "--format", "user", *db, env=env)
+    assert switched.returncode == 0, switched.stderr
+    assert _command(tmp_path, name) == "cd /nonexistent-dir-mct && ./export.sh"
+    assert run_cli("enqueue", name, "--slot", "2026-01-01T00:10:00Z", *db, env=env).returncode == 0
+    assert run_cli("worker", "--once", *db, env=env).returncode == 0
+    jobs = json.loads(run_cli("jobs", "list", "--json", *db, env=env).stdout)
+    rows = jobs["jobs"] if isinstance(jobs, dict) else jobs
+    newest = max(rows, key=lambda j: j["id"])
+    assert newest["state"] in ("open", "failed") and newest["attempts"] == 1  # retried, not done
+    verify = run_cli("verify", name, "--json", *db, env=env)
+    checks = {c["key"]: c for c in json.loads(verify.stdout)["checks"]}
+    assert checks["failures"]["status"] == "ok"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "a || true # a comment the cut would keep",
+        "a || b || true",
+        "a; b |& tee x || :",
+    ],
+)
+def test_a_tail_is_cut_only_where_the_tree_agrees(command: str) -> None:
+    """What the cut leaves must parse to the same commands less the tail; else nothing is cut."""
+    from migrate_cron.analysis.tree import parse
+    from migrate_cron.migration.swallow import strip_tail
+
+    out = strip_tail(command)
+    if out is not None:
+        before = [c.argv for c in parse(command).top][:-1]
+        assert [c.argv for c in parse(out).top] == before
