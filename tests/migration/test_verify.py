@@ -65,14 +65,12 @@ def test_alive_needs_a_renewing_scheduler_only_in_scheduler_mode() -> None:
     # enqueue mode: cron's own line enqueues; no scheduler is needed.
     assert _alive(spec("enqueue"), lambda: Liveness(None, 2, 30.0, WORKER), 3).status == OK
     assert _alive(spec("cron"), lambda: Liveness(None, 0, None), None).status == SKIPPED
-    down = _alive(
-        spec("enqueue"), lambda: (_ for _ in ()).throw(DatabaseUnavailable("down")), None
-    )
+    down = _alive(spec("enqueue"), lambda: (_ for _ in ()).throw(DatabaseUnavailable("down")), None)
     assert down.status == FAIL and "cannot read the queue" in down.summary
 
 
 def test_alive_is_never_ok_without_a_worker_that_ran_the_job() -> None:
-    """"A worker serves it" is what the words claim: no worker running fails; a worker
+    """ "A worker serves it" is what the words claim: no worker running fails; a worker
     running that never ran a job of this kind is only waiting (its kind or user may not fit)."""
     none = _alive(spec("enqueue"), lambda: Liveness(None, 0, None, None), 0)
     assert none.status == FAIL and "no worker is running" in none.summary
