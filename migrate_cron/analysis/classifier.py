@@ -30,6 +30,23 @@ class Recommendation(StrEnum):
     KEEP = "keep"
 
 
+#: Which ``migrate --to`` each recommendation means (the words are the same in ``analyze``,
+#: ``plan`` and ``migrate``): the modes, the first one the one ``plan`` writes, and one sentence.
+MIGRATE_TO: dict[Recommendation, tuple[tuple[str, ...], str]] = {
+    Recommendation.QUEUE: (
+        ("enqueue",),
+        "`migrate NAME --to enqueue` now (workers run it, with retries), then enqueue from the "
+        "code where the work appears and drop the line",
+    ),
+    Recommendation.SCHEDULE_ENQUEUE: (
+        ("enqueue", "scheduler"),
+        "`migrate NAME --to enqueue` (cron keeps the schedule and only enqueues) or `--to "
+        "scheduler` (migrate-cron's scheduler owns it, with the missed-run policy)",
+    ),
+    Recommendation.KEEP: ((), "nothing to migrate: cron is right for it"),
+}
+
+
 @dataclass(frozen=True, slots=True)
 class Sentence:
     id: str

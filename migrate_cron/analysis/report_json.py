@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from functools import lru_cache
 from typing import Any
 
-from migrate_cron.analysis.classifier import Classification
+from migrate_cron.analysis.classifier import MIGRATE_TO, Classification
 from migrate_cron.analysis.cross_rules import (
     DUPLICATE,
     DURATION,
@@ -46,7 +46,11 @@ def _finding_json(f: Finding, located: bool) -> dict[str, Any]:
 def _verdict_json(verdict: Classification) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """Recommendation, policy and four-sentences parts (shared between identical verdicts)."""
     return (
-        {"action": str(verdict.recommendation), "reason": verdict.reason},
+        {
+            "action": str(verdict.recommendation),
+            "reason": verdict.reason,
+            "migrate_to": list(MIGRATE_TO[verdict.recommendation][0]),
+        },
         {"name": str(verdict.policy), "reason": verdict.policy_reason},
         {
             "count": verdict.true_sentences,

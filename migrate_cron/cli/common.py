@@ -181,3 +181,35 @@ CronOption = Annotated[
         case_sensitive=False,
     ),
 ]
+
+
+#: The window for done counts and run times, the same for `status`, `metrics` and `web`: the
+#: last hour is what an alert on run time compares against (a Prometheus rule's window too).
+DEFAULT_WINDOW = "1h"
+WindowOption = Annotated[
+    str | None,
+    typer.Option(
+        "--window",
+        help=f"Window for done counts and run times (e.g. 1h, 24h, 7d; default {DEFAULT_WINDOW}).",
+        show_default=False,
+    ),
+]
+#: ``--since`` was this option's first name on `status` and `metrics`: still taken, never shown
+#: (on `jobs list`, --since filters the rows by when they were created).
+SinceAlias = Annotated[
+    str | None, typer.Option("--since", hidden=True, help="The old name of --window.")
+]
+
+
+def window_seconds(window: str | None, since: str | None) -> float:
+    """The window in seconds; an error names the flag the user typed."""
+    from migrate_cron.errors import UsageError
+    from migrate_cron.ops.durations import parse_duration
+
+    if window is not None and since is not None:
+        raise UsageError("--since is the old name of --window: give one of them")
+    flag, text = ("--since", since) if since is not None else ("--window", window)
+    seconds = parse_duration(text or DEFAULT_WINDOW, option=flag)
+    if seconds <= 0:
+        raise UsageError(f"{flag}: the window must be longer than 0s")
+    return seconds

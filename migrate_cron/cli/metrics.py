@@ -7,7 +7,14 @@ from typing import Annotated
 
 import typer
 
-from migrate_cron.cli.common import DatabaseUrl, OptionalRegistry, TablePrefix
+from migrate_cron.cli.common import (
+    DatabaseUrl,
+    OptionalRegistry,
+    SinceAlias,
+    TablePrefix,
+    WindowOption,
+    window_seconds,
+)
 from migrate_cron.config import DEFAULT_DATABASE_URL
 
 
@@ -22,10 +29,8 @@ def metrics(
     host: Annotated[
         str, typer.Option("--host", help="Address to listen on (0.0.0.0 for all interfaces).")
     ] = "127.0.0.1",
-    window: Annotated[
-        str,
-        typer.Option("--window", "--since", help="Window for done counts and durations (e.g. 1h)."),
-    ] = "1h",
+    window: WindowOption = None,
+    since: SinceAlias = None,
     registry: OptionalRegistry = None,
     database_url: DatabaseUrl = DEFAULT_DATABASE_URL,
     table_prefix: TablePrefix = "",
@@ -42,13 +47,10 @@ def metrics(
     from prometheus_client import start_http_server
 
     from migrate_cron.cli.common import open_store, optional_registry
-    from migrate_cron.errors import MigrateCronError, UsageError
+    from migrate_cron.errors import MigrateCronError
     from migrate_cron.metrics import metrics_registry
-    from migrate_cron.ops.durations import parse_duration
 
-    seconds = parse_duration(window, option="--window")
-    if seconds <= 0:
-        raise UsageError("--window: must be longer than 0s")
+    seconds = window_seconds(window, since)
     specs = optional_registry(registry)
     store = open_store(database_url, table_prefix)
     stop = threading.Event()

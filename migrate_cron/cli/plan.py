@@ -51,7 +51,7 @@ def plan(
 
     (1) lines where lost work hurts most (hand-overs: exports, invoices, payments, mail,
     webhooks, syncs), (2) lines that poll every few minutes, (3) long runs to split into a
-    producer plus many small jobs, (4) lines to leave alone — each with the words or findings
+    producer plus many small jobs, (4) lines to keep on cron — each with the words or findings
     behind it. Table, --json or --markdown.
     """
     from migrate_cron.errors import UsageError

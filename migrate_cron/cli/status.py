@@ -15,8 +15,11 @@ from migrate_cron.cli.common import (
     DatabaseUrl,
     JsonFlag,
     OptionalRegistry,
+    SinceAlias,
     TablePrefix,
+    WindowOption,
     optional_registry,
+    window_seconds,
 )
 from migrate_cron.config import DEFAULT_DATABASE_URL
 
@@ -27,22 +30,14 @@ if TYPE_CHECKING:
     from migrate_cron.registry import JobSpec
     from migrate_cron.store import Store
 
-Since = Annotated[
-    str,
-    typer.Option(
-        "--since",
-        "--window",
-        help="Window for done counts and durations (e.g. 1h, 24h, 7d).",
-    ),
-]
-
 
 def register(app: typer.Typer) -> None:
     app.command("status")(status)
 
 
 def status(
-    since: Since = "24h",
+    window: WindowOption = None,
+    since: SinceAlias = None,
     as_json: JsonFlag = False,
     watch: Annotated[
         bool, typer.Option("--watch", help="Live view refreshing in place until Ctrl-C.")
@@ -77,9 +72,7 @@ def status(
     from migrate_cron.errors import UsageError
     from migrate_cron.ops.durations import parse_duration
 
-    window = parse_duration(since, option="--since")
-    if window <= 0:
-        raise UsageError("--since: the window must be longer than 0s")
+    seconds = window_seconds(window, since)
     if watch and (as_json or check):
         raise UsageError("--watch is a live view for a terminal; drop --json/--check")
     from migrate_cron.ops.status import Thresholds
@@ -96,11 +89,11 @@ def status(
     store = open_store(database_url, table_prefix)
     try:
         if watch:
-            _watch(store, window, specs, refresh)
+            _watch(store, seconds, specs, refresh)
         elif check:
-            _check(_report(store, window, specs), limits, as_json)
+            _check(_report(store, seconds, specs), limits, as_json)
         else:
-            report = _report(store, window, specs)
+            report = _report(store, seconds, specs)
             if as_json:
                 from migrate_cron.cli.common import print_json
                 from migrate_cron.ops.status import report_to_dict

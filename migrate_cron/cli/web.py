@@ -12,7 +12,14 @@ from typing import Annotated
 
 import typer
 
-from migrate_cron.cli.common import DatabaseUrl, OptionalRegistry, TablePrefix, reflow
+from migrate_cron.cli.common import (
+    DatabaseUrl,
+    OptionalRegistry,
+    TablePrefix,
+    WindowOption,
+    reflow,
+    window_seconds,
+)
 from migrate_cron.config import DEFAULT_DATABASE_URL
 
 TOKEN_ENV = "MIGRATE_CRON_WEB_TOKEN"
@@ -36,9 +43,7 @@ def web(
             help=f"Let signed-in users retry and cancel jobs (sign-in needs {TOKEN_ENV}).",
         ),
     ] = False,
-    window: Annotated[
-        str, typer.Option("--window", help="Overview: window for done counts and run times.")
-    ] = "1h",
+    window: WindowOption = None,
     refresh: Annotated[
         str, typer.Option("--refresh", help="Pages refresh in place this often (0: never).")
     ] = "5s",
@@ -66,9 +71,7 @@ def web(
             raise UsageError(
                 f"{TOKEN_ENV} is too short: use at least {MIN_TOKEN_LENGTH} characters"
             )
-    seconds = parse_duration(window, option="--window")
-    if seconds <= 0:
-        raise UsageError("--window: the window must be longer than 0s")
+    seconds = window_seconds(window, None)
     every = parse_duration(refresh, option="--refresh")
     try:
         import uvicorn

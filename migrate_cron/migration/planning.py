@@ -6,7 +6,7 @@ categories onto the four steps of the migration and says, per line, what the nex
 1. lost work hurts most — hand-overs to third parties: switch first;
 2. pollers — every few minutes: switch, then enqueue from the code where the work appears;
 3. long runs — split into a producer that enqueues plus many small jobs;
-4. leave alone — cron is right for it (and the reason).
+4. keep on cron — cron is right for it (and the reason).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ STEPS = {
         3,
         "long run: split into a producer + small jobs (enqueue KIND --stdin, docs/fan-out.md)",
     ),
-    "leave": (4, "leave alone"),
+    "leave": (4, "keep on cron"),
 }
 
 
@@ -67,7 +67,7 @@ class PlanRow:
         if self.step >= 4:
             return "-"
         hint = f" --format {self.format_hint}" if self.format_hint else ""
-        return f"migrate-cron migrate {self.job} --crontab {self.where}{hint}"
+        return f"migrate-cron migrate {self.job} --to enqueue --crontab {self.where}{hint}"
 
     def as_dict(self) -> dict[str, Any]:
         return {

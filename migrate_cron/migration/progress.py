@@ -2,7 +2,7 @@
 
 A row per job: its mode (who fires it now), its line, what the queue has seen of it (counts and
 last success since it was switched), and the next step — from the migration plan for jobs still
-on cron (migrate it now, or leave it and why), from the queue's numbers for switched ones.
+on cron (migrate it now, or keep it there and why), from the queue's numbers for switched ones.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Step:
-    """A job's place in the plan: ``order`` in it, ``step`` 1-4 (4 = leave alone) and why."""
+    """A job's place in the plan: ``order`` in it, ``step`` 1-4 (4 = keep on cron) and why."""
 
     order: int
     step: int
@@ -153,7 +153,7 @@ def _next(job: JobSpec, step: Step | None, h: KindHistory | None) -> str:
         if step is None:
             return f"see `migrate-cron plan {job.source.file}`"
         if step.step >= 4:
-            return f"leave on cron: {step.reason}"
+            return f"keep on cron: {step.reason}"
         return f"step {step.step} ({step.title}): `migrate-cron migrate {name}` — {step.reason}"
     if h is None:
         return f"`migrate-cron verify {name}` (queue not readable here)"

@@ -26,7 +26,7 @@ def test_plan_orders_by_pain_and_says_why(tmp_path: Path) -> None:
     assert (
         out.index("Lost work hurts most — 4 jobs")
         < out.index("Polls every few minutes — 1 job")
-        < out.index("Leave alone — 3 jobs")
+        < out.index("Keep on cron — 3 jobs")
     )
     # Lost work by evidence: a sending sub-command, a mail to an address, an HTTP POST.
     assert "invoices-export" in out and "hands over: its name says it sends (upload-sftp)" in out
@@ -44,7 +44,7 @@ def test_plan_json_and_markdown(tmp_path: Path) -> None:
     assert first["step"] == 1 and first["next"].startswith("migrate-cron migrate ")
     assert all(i["next"] is None for i in items if i["step"] == 4)
     md = run_cli("plan", "shop.crontab", "--markdown", cwd=tmp_path).stdout
-    assert md.startswith("# Migration plan") and "## Leave alone — 3 jobs" in md
+    assert md.startswith("# Migration plan") and "## Keep on cron — 3 jobs" in md
     assert "| # | job |" in md
 
 
@@ -92,9 +92,35 @@ def test_plan_headings_are_not_numbered_and_its_rows_are(tmp_path: Path, columns
     assert all("shop.cron:" in line for line in numbered)  # every numbered line is a job
     headings = [line for line in lines if re.match(r"[A-Z]", line)]
     assert headings and all(re.search(r" — \d+ jobs?$", h.rstrip()) for h in headings)
-    assert "Leave alone — 2 jobs" in headings
+    assert "Keep on cron — 2 jobs" in headings
     md = run_cli("plan", "shop.cron", "--markdown", cwd=tmp_path).stdout
     titles = [line for line in md.splitlines() if line.startswith("## ")]
     assert titles and not [t for t in titles if re.match(r"## \d", t)]
     rows = [line for line in md.splitlines() if re.match(r"\| \d+ \|", line)]
     assert len(rows) == 4
+
+
+def test_one_vocabulary_from_analyze_to_migrate(tmp_path: Path) -> None:
+    """analyze's three words are plan's and migrate's: each says which `migrate --to` it
+    means, the four sentences are spelled out where their N/4 appears, and plan's next command
+    is a `migrate --to` one; no heading is numbered like a row."""
+    _copy(tmp_path)
+    shown = run_cli("analyze", "shop.crontab", cwd=tmp_path, env={"COLUMNS": "100"})
+    text = " ".join(shown.stdout.split())
+    assert "queue: `migrate NAME --to enqueue` now" in text
+    assert "schedule+enqueue: `migrate NAME --to enqueue`" in text and "`--to scheduler`" in text
+    assert "keep: nothing to migrate: cron is right for it" in text
+    assert "3/4 sentences" in text
+    assert "The four sentences (a line's N/4): it runs every few minutes" in text
+    data = json.loads(run_cli("analyze", "shop.crontab", "--json", cwd=tmp_path).stdout)
+    recs = [e["recommendation"] for e in data["entries"] if "recommendation" in e]
+    tos = {r["action"]: r["migrate_to"] for r in recs}
+    assert tos == {"queue": ["enqueue"], "schedule+enqueue": ["enqueue", "scheduler"], "keep": []}
+    plan = run_cli("plan", "shop.crontab", cwd=tmp_path).stdout
+    headings = [ln for ln in plan.splitlines() if " — " in ln and "job" in ln.split(" — ")[-1]]
+    assert headings and not any(re.match(r"\s*\d", h) for h in headings), headings
+    items = json.loads(run_cli("plan", "shop.crontab", "--json", cwd=tmp_path).stdout)["plan"]
+    nexts = [i["next"] for i in items if i["next"]]
+    assert nexts and all(" --to enqueue " in n for n in nexts)
+    words = {i["recommendation"] for i in items}
+    assert words <= {"queue", "schedule+enqueue", "keep"}, words

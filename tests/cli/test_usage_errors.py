@@ -3,6 +3,8 @@ not Typer's boxed panel — and still says what was probably meant."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.conftest import run_cli
@@ -31,3 +33,31 @@ def test_help_and_version_still_exit_0() -> None:
     for args in (("--help",), ("status", "--help"), ("jobs", "list", "--help")):
         done = run_cli(*args)
         assert done.returncode == 0 and "Usage:" in done.stdout, args
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("status", "--window", "soon"), "--window: 'soon' is not a duration"),
+        (("status", "--since", "soon"), "--since: 'soon' is not a duration"),
+        (("status", "--window", "0s"), "--window: the window must be longer than 0s"),
+        (("metrics", "--since", "-"), "--since: '-' is not a duration"),
+        (("status", "--window", "1h", "--since", "2h"), "--since is the old name of --window"),
+        (("web", "--window", "0"), "--window: the window must be longer than 0s"),
+    ],
+)
+def test_one_window_option_whose_errors_name_the_flag_typed(
+    args: tuple[str, ...], said: str, tmp_path: Path
+) -> None:
+    """`status`, `metrics` and `web` share `--window` (one meaning, one default: 1h); the old
+    `--since` spelling still works, and a mistake names the spelling the user typed."""
+    done = run_cli(*args, "--database-url", f"sqlite:///{tmp_path / 'q.db'}", cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert said in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_window_is_one_option_with_one_default_everywhere() -> None:
+    for command in ("status", "metrics", "web"):
+        shown = " ".join(run_cli(command, "--help").stdout.replace("│", " ").split())
+        assert "--window" in shown and "default 1h" in shown, command
+        assert "--since" not in shown, command  # the old name works, but is not taught

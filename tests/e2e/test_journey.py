@@ -6,9 +6,12 @@ rollback restores the file byte for byte. Each step checks files, rows and exit 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import tomllib
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,6 +20,7 @@ from migrate_cron.crontab.timezone import host_timezone
 from migrate_cron.registry import load_registry
 from migrate_cron.store import open_store
 from tests.conftest import run_cli
+from tests.faults.procs import Fleet, wait_for
 
 from .journey import cron_command, fire_like_cron, shop_crontab
 
@@ -118,18 +122,31 @@ def test_the_journey_of_one_line(
             f"ran: php artisan orders:push-erp --limit=250 (slot {slot.isoformat()})"
         ]
 
-        # 8. status shows it; verify passes every check; migrations shows the numbers
+        # 8. status shows it; with a worker running (as in production), verify passes every
+        # check; migrations shows the numbers
         status = json.loads(run_cli("status", "--json", env=env, cwd=tmp_path).stdout)
         assert name in json.dumps(status)
-        report = json.loads(run_cli("verify", name, "--json", env=env, cwd=tmp_path).stdout)
-        assert report["ok"] is True
-        assert [c["status"] for c in report["checks"]] == ["ok", "ok", "ok", "ok"]
-        assert report["checks"][2]["data"]["done"] == 1
+        with Fleet(tmp_path) as fleet:
+            worker = fleet.start(
+                ["worker", "--heartbeat", "1"], {**os.environ, **env}, label="worker", cwd=tmp_path
+            )
+
+            def verified() -> dict[str, Any] | None:
+                done = run_cli("verify", name, "--json", env=env, cwd=tmp_path)
+                found: dict[str, Any] = json.loads(done.stdout)
+                return found if found["ok"] else None
+
+            report = wait_for(verified, 60, "verify ok with a worker running", interval=0.5)
+            worker.signal(signal.SIGTERM)
+            assert worker.wait(30) == 0
+        assert [c["status"] for c in report["checks"]] == ["ok", "ok", "ok", "ok", "ok"]
+        checks = {c["key"]: c for c in report["checks"]}
+        assert checks["queue"]["data"]["done"] == 1 and checks["alive"]["data"]["ran"] == 1
         rows = json.loads(run_cli("migrations", "--json", env=env, cwd=tmp_path).stdout)["jobs"]
         row = next(r for r in rows if r["job"] == name)
         assert row["mode"] == "enqueue" and row["done"] == 1 and row["failed"] == 0
         assert next(r for r in rows if r["job"] == "schedule-run")["next_step"].startswith(
-            "leave on cron"
+            "keep on cron"
         )
 
         # 9. rollback restores the file byte for byte, and the mode

@@ -195,6 +195,17 @@ def _print_summary(console: Console, report: Report, data: dict[str, Any]) -> No
         f"{counted(data['should_move'], 'line')} with 2+ of the four sentences true "
         "should move."
     )
+    from migrate_cron.analysis.classifier import MIGRATE_TO, SENTENCES
+
+    for action, (_, meaning) in MIGRATE_TO.items():
+        if rec[str(action)]:
+            console.print(f"[dim]  {action}: {escape(meaning)}[/dim]")
+    if data["should_move"]:
+        said = "; ".join(text.rstrip(".").lower() for _, text in SENTENCES)
+        console.print(
+            f"[dim]  The four sentences (a line's N/4): {escape(said)}. Two or more true: "
+            "the line should move off cron.[/dim]"
+        )
     first = [p for p in report.plan if p.category != "leave"][:3]
     if first:
         names = ", ".join(f"{p.name} ({p.ref}, {p.category})" for p in first)
