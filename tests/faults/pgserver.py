@@ -173,6 +173,8 @@ class ReplicatedPostgres:
     primary: ThrowawayPostgres
     replica: ThrowawayPostgres
     link: StallingProxy
+    #: Whether every commit on the primary waits until the replica has it.
+    synchronous: bool
 
     def url(self, database: str = "postgres") -> str:
         """The libpq multi-host URL a client of a replicated server uses: both hosts, and
@@ -216,6 +218,7 @@ def primary_and_replica(*, synchronous: bool) -> Iterator[ReplicatedPostgres]:
         replica.clone(f"host=127.0.0.1 port={link.port} user=postgres")
         replica.start()
         want = "sync" if synchronous else "async"
+        # After the clone: the promoted replica must not wait for a standby of its own.
         if synchronous:
             with psycopg.connect(primary.url.replace("+psycopg", ""), autocommit=True) as conn:
                 conn.execute("ALTER SYSTEM SET synchronous_standby_names = '*'")
@@ -225,7 +228,7 @@ def primary_and_replica(*, synchronous: bool) -> Iterator[ReplicatedPostgres]:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"the replica is not streaming: {replication_state(primary)}")
             time.sleep(0.1)
-        yield ReplicatedPostgres(primary, replica, link)
+        yield ReplicatedPostgres(primary, replica, link, synchronous)
     finally:
         if link is not None:
             link.close()
