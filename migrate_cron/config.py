@@ -60,7 +60,36 @@ def normalize_url(url: str) -> str:
         user, colon, password = userinfo.partition(":")
         rest = f"{user.replace('@', '%40')}{colon}{password.replace('@', '%40')}@{hostpart}"
     scheme = _DRIVER_DEFAULTS.get(scheme, scheme)
+    if scheme.startswith("postgresql"):
+        rest = _sqlalchemy_hosts(rest)
     return f"{scheme}://{rest}"
+
+
+def _sqlalchemy_hosts(rest: str) -> str:
+    """A PostgreSQL URL's host list (a primary and its replicas) in the form SQLAlchemy reads.
+
+    libpq takes ``h1:p1,h2:p2`` after the ``@`` or in ``host=``; SQLAlchemy takes neither
+    (verified, SQLAlchemy 2.1 with psycopg 3: the first fails to parse its port, the second
+    reaches libpq as a host named ``h1:p1``). Its documented form ("Specifying multiple
+    fallback hosts", dialects/postgresql) is one ``host=h:p`` parameter per host, which it
+    hands to libpq as ``host=h1,h2 port=p1,p2``. Both spellings are rewritten to it, each host
+    keeping its own port; bracketed IPv6 addresses and a ``port=`` parameter are left alone.
+    """
+    location, _, query = rest.partition("?")
+    netloc, slash, path = location.partition("/")
+    userinfo, at, hosts = netloc.rpartition("@")
+    params = query.split("&") if query else []
+    if "," in hosts and "[" not in hosts and not any(p.startswith("host=") for p in params):
+        params = [f"host={h}" for h in hosts.split(",")] + params
+        location = f"{userinfo}{at}{slash}{path}"
+    elif not any(p.startswith("port=") for p in params):
+        params = [
+            "&".join(f"host={h}" for h in p[5:].split(","))
+            if p.startswith("host=") and "," in p and ":" in p and "[" not in p
+            else p
+            for p in params
+        ]
+    return f"{location}?{'&'.join(params)}" if params else location
 
 
 def mask_url(text: str) -> str:

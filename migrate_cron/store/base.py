@@ -249,6 +249,10 @@ class StoreBase:
             yield
         except (sa_exc.OperationalError, sa_exc.ProgrammingError, sa_exc.InterfaceError) as exc:
             raise self.translate(exc) from exc
+        except sa_exc.DBAPIError as exc:
+            if exc.connection_invalidated:  # a server that is no longer the primary (engine.py)
+                raise self.translate(exc) from exc
+            raise
 
     def translate(self, exc: Exception) -> Exception:
         """Turn a driver error into DatabaseUnavailable / SchemaMissing with a masked URL."""

@@ -31,6 +31,7 @@ underscore) before it is put into the statement texts below; every value is a pa
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -40,7 +41,12 @@ from typing import Any
 from migrate_cron.config import mask_url, normalize_url, validate_prefix
 from migrate_cron.errors import DatabaseUnavailable, SchemaMissing
 from migrate_cron.store import timeouts
-from migrate_cron.store.faults import dbapi_class, first_line, names_missing_table
+from migrate_cron.store.faults import (
+    dbapi_class,
+    first_line,
+    names_missing_table,
+    read_only_server,
+)
 from migrate_cron.store.keys import slot_ref, wake_channel
 from migrate_cron.store.results import RunResult
 
@@ -270,7 +276,7 @@ class DirectWriter:
                 f"the queue tables are missing in {self._url_safe()} ({mask_url(text)}); "
                 "run `migrate-cron db upgrade` first"
             )
-        if kind in ("OperationalError", "InterfaceError"):
+        if kind in ("OperationalError", "InterfaceError") or read_only_server(exc):
             self.dispose()
             return DatabaseUnavailable(
                 f"cannot use the database {self._url_safe()}: {mask_url(text)}"
@@ -336,15 +342,21 @@ def _sqlite_connector(rest: str) -> Callable[[], Any]:
 def _postgresql_connector(rest: str) -> Callable[[], Any]:
     """The URL goes to libpq as it is (``postgresql://…``): libpq reads the user, host, port,
     database, ``~/.pgpass`` and ``PG*`` variables as it does under SQLAlchemy; the connect
-    timeout and statement timeout are set as ``engine.py`` sets them (they override the URL's)."""
+    timeout and statement timeout are set as ``engine.py`` sets them (they override the URL's).
+    A primary and its replicas (``?host=h1:p1&host=h2:p2``, SQLAlchemy's form, which
+    ``config.normalize_url`` makes of libpq's) go to libpq as its own host list."""
     location, _, query = rest.partition("?")
     port = location.partition("/")[0].rpartition("@")[2].partition(":")[2]
     if any(c in location for c in ",[") or "+" in query or not (port.isdigit() or not port):
         raise Unsupported("postgresql URL")  # several hosts, IPv6, '+' read as space, bad port
-    for key, value in _check_params(query, _PG_PARAMS):
-        if key == "host" and not (value.startswith("/") and not any(c in value for c in ":,")):
+    pairs = _check_params(query, _PG_PARAMS, repeatable=frozenset({"host"}))
+    hosts = [value for key, value in pairs if key == "host"]
+    if len(hosts) > 1 or any(":" in h for h in hosts):
+        conninfo = _libpq_host_list(location, hosts, [(k, v) for k, v in pairs if k != "host"])
+    else:
+        if hosts and not (hosts[0].startswith("/") and "," not in hosts[0]):
             raise Unsupported("postgresql host parameter")
-    conninfo = f"postgresql://{rest}"
+        conninfo = f"postgresql://{rest}"
 
     def connect() -> Any:
         import psycopg
@@ -355,6 +367,26 @@ def _postgresql_connector(rest: str) -> Callable[[], Any]:
         return psycopg.connect(conninfo, **extra)
 
     return connect
+
+
+#: A host in SQLAlchemy's multi-host form: a name or IPv4 address, and a port or none (its
+#: ``_split_multihost_from_url`` splits on the colon; libpq then picks the default port).
+_HOST_TOKEN = re.compile(r"[A-Za-z0-9.\-]+(?::[0-9]+)?")
+
+
+def _libpq_host_list(location: str, hosts: list[str], rest: list[tuple[str, str]]) -> str:
+    """``postgresql://user@h1:p1,h2:p2/db?…``: libpq's URI for what SQLAlchemy passes as
+    ``host=h1,h2 port=p1,p2`` — each host keeps its port, tried in order."""
+    from urllib.parse import quote, urlencode
+
+    userinfo, at, hostport = location.partition("/")[0].rpartition("@")
+    path = location.partition("/")[2]
+    if hostport or not all(_HOST_TOKEN.fullmatch(h) for h in hosts):
+        raise Unsupported("postgresql host list")
+    if any(k == "port" for k, _ in rest):
+        raise Unsupported("postgresql host list with port=")  # SQLAlchemy refuses the mix
+    query = urlencode(rest, quote_via=quote)
+    return f"postgresql://{userinfo}{at}{','.join(hosts)}/{path}" + (f"?{query}" if query else "")
 
 
 def _mysql_connector(rest: str) -> Callable[[], Any]:
@@ -401,16 +433,18 @@ def _mysql_connector(rest: str) -> Callable[[], Any]:
     return connect
 
 
-def _check_params(query: str, known: frozenset[str]) -> list[tuple[str, str]]:
+def _check_params(
+    query: str, known: frozenset[str], repeatable: frozenset[str] = frozenset()
+) -> list[tuple[str, str]]:
     """The query's (name, value) pairs; ``Unsupported`` unless each name is ``known`` and
-    given once."""
+    given once (``repeatable`` ones: any number of times)."""
     from urllib.parse import parse_qsl
 
     try:
         pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
     except ValueError:
         raise Unsupported("query string") from None
-    names = [k for k, _ in pairs]
-    if len(set(names)) != len(names) or not set(names) <= known:
+    names = [k for k, _ in pairs if k not in repeatable]
+    if len(set(names)) != len(names) or not {k for k, _ in pairs} <= known:
         raise Unsupported("query parameter")
     return pairs

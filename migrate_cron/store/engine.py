@@ -27,6 +27,7 @@ from sqlalchemy.engine import make_url
 
 from migrate_cron.config import mask_url, normalize_url
 from migrate_cron.errors import UsageError
+from migrate_cron.store.faults import read_only_server
 from migrate_cron.store.timeouts import (
     SQLITE_BUSY_TIMEOUT_MS,
     connect_timeout,
@@ -79,11 +80,32 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
     kwargs.setdefault("pool_size", 5)
     kwargs.setdefault("max_overflow", 10)
     try:
-        return create_engine(url, **kwargs)
+        engine = create_engine(url, **kwargs)
     except ImportError as exc:
         raise UsageError(f"no driver for {mask_url(url)!r}: {exc}") from None
     except Exception as exc:
         raise UsageError(f"cannot use database URL {mask_url(url)!r}: {exc}") from None
+    if backend == "postgresql":
+        _read_only_means_disconnected(engine)
+    return engine
+
+
+def _read_only_means_disconnected(engine: Engine) -> None:
+    """A session on a server that takes no writes (SQLSTATE 25006: the old primary, now a
+    replica, reached through a name or address that has not followed the failover yet) counts
+    as a lost connection: SQLAlchemy then discards it and every pooled session opened before
+    it (the pool's invalidation), so the next try reconnects — with
+    ``target_session_attrs=read-write`` to whichever host is the primary — and the Store says
+    ``DatabaseUnavailable``, which every loop waits out. ``is_disconnect`` is the dialect's
+    hook for exactly this decision; the engine's own dialect instance is wrapped, so nothing
+    else changes (``DriverStatement`` asks the same hook)."""
+    dialect = engine.dialect
+    own = dialect.is_disconnect
+
+    def is_disconnect(error: Any, connection: Any, cursor: Any) -> bool:
+        return bool(own(error, connection, cursor)) or read_only_server(error)
+
+    dialect.is_disconnect = is_disconnect  # type: ignore[method-assign,assignment]
 
 
 def _sqlite_engine(url: str, **kwargs: Any) -> Engine:

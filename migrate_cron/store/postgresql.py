@@ -38,7 +38,9 @@ from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.selectable import Subquery
 from sqlalchemy.types import TypeEngine
 
+from migrate_cron.errors import DatabaseUnavailable
 from migrate_cron.store.base import Listener
+from migrate_cron.store.faults import first_line, read_only_server
 from migrate_cron.store.keys import slot_ref, wake_channel
 from migrate_cron.store.models import Job, JobState
 from migrate_cron.store.rows import RowClaim
@@ -57,8 +59,16 @@ class PostgresListener(Listener):
         self._conn: Any = conn
         raw.detach()  # never goes back to the pool with LISTEN active
         self._raw = raw
-        self._conn.autocommit = True
-        self._conn.execute(f'LISTEN "{store.channel}"')
+        try:
+            self._conn.autocommit = True
+            self._conn.execute(f'LISTEN "{store.channel}"')
+        except Exception as exc:
+            self.close()
+            if read_only_server(exc):  # a replica ("cannot execute LISTEN during recovery")
+                raise DatabaseUnavailable(
+                    f"cannot use the database {store.url_safe}: {first_line(exc)}"
+                ) from exc
+            raise
 
     def wait(self, timeout: float) -> bool:
         woken = False

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING
 from prometheus_client import CollectorRegistry
 
 from migrate_cron.store import Listener
+from migrate_cron.store.base import describe_error
 from migrate_cron.store.leases import SCHEDULER_PAUSE
 from migrate_cron.store.models import Job
 from migrate_cron.worker.backoff import IdleBackoff
@@ -303,7 +304,9 @@ class Worker:
                 if self._listener.wait(min(_SLICE, remaining)):
                     return
             except OUTAGE_ERRORS as exc:
-                self.log.event("listen-lost", f"LISTEN connection: {exc}; polling until back")
+                self.log.event(
+                    "listen-lost", f"LISTEN connection: {describe_error(exc)}; polling until back"
+                )
                 self._close_listener()
                 self._listener_retry_at = time.monotonic() + self.settings.poll
                 return
@@ -322,7 +325,8 @@ class Worker:
         try:
             self._listener = self.store.listener()
         except OUTAGE_ERRORS as exc:
-            self.log.event("listen-lost", f"cannot LISTEN: {exc}; polling meanwhile")
+            why = describe_error(exc)
+            self.log.event("listen-lost", f"cannot LISTEN: {why}; polling meanwhile")
             self._listener = None
             self._listener_retry_at = time.monotonic() + self.settings.poll
 

@@ -24,8 +24,10 @@ from tests.conftest import cli_path
 T = TypeVar("T")
 
 #: A Python handler module the chaos tests import (written next to their registry). Each run
-#: appends "job_id pid" to $MCT_RESULTS with one O_APPEND write — atomic for a short line, so
-#: a SIGKILL leaves either the whole record or none — then sleeps ``payload["ms"]``.
+#: appends one line to $MCT_RESULTS with one O_APPEND write — atomic for a short line, so a
+#: SIGKILL leaves either the whole record or none — then sleeps ``payload["ms"]``. ``record``
+#: writes "job_id pid"; ``record_keyed`` "kind key pid start-time", the key naming the job by
+#: its content (the payload's n, else the slot), for tests where an id may be drawn twice.
 HANDLER_MODULE = """\
 import os
 import time
@@ -33,14 +35,43 @@ import time
 _fd = None
 
 
-def record(payload, ctx):
+def _append(line):
     global _fd
     if _fd is None:
         _fd = os.open(os.environ["MCT_RESULTS"], os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    os.write(_fd, f"{ctx.job_id} {os.getpid()}\\n".encode())
+    os.write(_fd, f"{line}\\n".encode())
+
+
+def record(payload, ctx):
+    _append(f"{ctx.job_id} {os.getpid()}")
     ms = (payload or {}).get("ms", 0)
     if ms:
         time.sleep(ms / 1000)
+
+
+def record_keyed(payload, ctx):
+    key = payload["n"] if payload else ctx.scheduled_for.isoformat()
+    _append(f"{ctx.kind} {key} {os.getpid()} {time.time():.3f}")
+    time.sleep((payload or {}).get("ms", 100) / 1000)
+"""
+
+
+def chaos_registry(handler: str = "record", misfire_grace: int = 86400) -> str:
+    """A registry of ``chaos`` (queued jobs) and ``tick`` (an every-minute scheduler job that
+    backfills what an outage missed), both run by the handler module's ``handler``."""
+    return f"""\
+[jobs.chaos]
+handler = "chaos_jobs:{handler}"
+max_attempts = 100
+
+[jobs.tick]
+handler = "chaos_jobs:{handler}"
+schedule = "* * * * *"
+mode = "scheduler"
+policy = "backfill"
+max_backfill = 1000
+misfire_grace = {misfire_grace}
+max_attempts = 100
 """
 
 

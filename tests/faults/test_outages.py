@@ -32,6 +32,7 @@ from tests.faults.pgserver import ThrowawayPostgres, server_bin_dir, throwaway_p
 from tests.faults.procs import (
     Fleet,
     Proc,
+    chaos_registry,
     cli_env,
     read_results,
     tcp_client_ports,
@@ -43,20 +44,7 @@ T = TypeVar("T")
 RECONNECT_BOUND = 10.0  # seconds from "the database answers" to "each process works again"
 JOBS = 240
 JOB_MS = 150
-REGISTRY = """\
-[jobs.chaos]
-handler = "chaos_jobs:record"
-max_attempts = 100
-
-[jobs.tick]
-handler = "chaos_jobs:record"
-schedule = "* * * * *"
-mode = "scheduler"
-policy = "backfill"
-max_backfill = 1000
-misfire_grace = 86400
-max_attempts = 100
-"""
+REGISTRY = chaos_registry()
 WORKER_ARGS = [
     "worker",
     "--concurrency",
