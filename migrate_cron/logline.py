@@ -8,7 +8,9 @@ space, a quote or ``=`` are JSON-quoted, so a value can never forge another fiel
 from __future__ import annotations
 
 import json
+import logging
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -37,3 +39,45 @@ def format_line(event: str, fields: dict[str, Any], *, json_lines: bool) -> str:
         parts.append(str(message))
     parts.extend(f"{k}={quote(str(v))}" for k, v in fields.items())
     return " ".join(parts)
+
+
+#: The loggers of the libraries under a long-running process whose warnings it writes into
+#: its own log: the store's (``store/reset.py``) and SQLAlchemy's (its pool logs an error
+#: with the whole traceback when it cannot reset a connection the server closed).
+LIBRARY_LOGGERS = ("migrate_cron.store", "sqlalchemy")
+#: The event their lines carry.
+LIBRARY_EVENT = "db-connection"
+
+
+class _EventLines(logging.Handler):
+    """A log record as one event line of the process's own log: the message, and the
+    exception's first line instead of its traceback."""
+
+    def __init__(self, event: Callable[[str, str], None]) -> None:
+        super().__init__(logging.WARNING)
+        self._event = event
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            message = record.getMessage()
+            exc = record.exc_info[1] if record.exc_info else None
+            if exc is not None:
+                first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+                message = f"{message}: {type(exc).__name__}: {first}"[:500]
+            if record.name.startswith("sqlalchemy"):
+                message = f"{record.name}: {message}"
+            self._event(LIBRARY_EVENT, message)
+        except Exception:
+            self.handleError(record)
+
+
+def route_library_logs(event: Callable[[str, str], None]) -> None:
+    """Send the warnings of ``LIBRARY_LOGGERS`` to ``event`` (a log's ``event(name,
+    message)``), and nowhere else: a user's log gets one line, never a traceback."""
+    handler = _EventLines(event)
+    for name in LIBRARY_LOGGERS:
+        logger = logging.getLogger(name)
+        for old in [h for h in logger.handlers if isinstance(h, _EventLines)]:
+            logger.removeHandler(old)
+        logger.addHandler(handler)
+        logger.propagate = False

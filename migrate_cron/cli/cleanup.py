@@ -51,6 +51,7 @@ def cleanup(
     need it). Each chunk is its own short transaction.
     """
     from migrate_cron.cli.common import open_store, print_json
+    from migrate_cron.store.timeouts import Use
 
     done_age = _age(done_older_than, "--done-older-than")
     failed_age = _age(failed_older_than, "--failed-older-than")
@@ -61,7 +62,7 @@ def cleanup(
             sys.stderr.write(f"\r\x1b[2Kdeleting {what}: {n}")
             sys.stderr.flush()
 
-    store = open_store(database_url, table_prefix)
+    store = open_store(database_url, table_prefix, Use.LONG)
     try:
         result = store.cleanup(
             done_older_than=done_age,

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
     from migrate_cron.registry import JobSpec
     from migrate_cron.store import Store
+    from migrate_cron.store.timeouts import Use
 
 DatabaseUrl = Annotated[
     str,
@@ -63,12 +64,15 @@ def settings(database_url: str, table_prefix: str = "") -> Settings:
     return Settings(database_url=database_url, table_prefix=validate_prefix(table_prefix))
 
 
-def open_store(database_url: str, table_prefix: str = "") -> Store:
-    """Open the store for a command; errors surface as DatabaseUnavailable on first use."""
+def open_store(database_url: str, table_prefix: str = "", use: Use | None = None) -> Store:
+    """Open the store for a command; errors surface as DatabaseUnavailable on first use.
+    A command is a quick use (a person waits: short time limits) unless it says otherwise
+    (``store.timeouts.Use``)."""
     from migrate_cron.store import open_store as _open
+    from migrate_cron.store.timeouts import Use
 
     s = settings(database_url, table_prefix)
-    return _open(s.database_url, prefix=s.table_prefix)
+    return _open(s.database_url, prefix=s.table_prefix, use=use or Use.QUICK)
 
 
 def stderr_console() -> Console:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     )
     from migrate_cron.store.results import EnqueueResult, RunResult
     from migrate_cron.store.store import Store
+    from migrate_cron.store.timeouts import Use
 
 __all__ = [
     "CleanupResult",
@@ -72,12 +73,19 @@ def __getattr__(name: str) -> Any:
 
 
 def open_store(
-    url: str, prefix: str = "", clock: Clock | None = None, **engine_kwargs: Any
+    url: str,
+    prefix: str = "",
+    clock: Clock | None = None,
+    use: Use | None = None,
+    **engine_kwargs: Any,
 ) -> Store:
-    """Open a Store for ``url``. Nothing connects until the first operation."""
+    """Open a Store for ``url``. Nothing connects until the first operation. ``use`` sets how
+    long a call may wait (``store.timeouts``); the default is ``Use.LONG``, for application
+    code and maintenance."""
     from migrate_cron.store.engine import dialect_family, make_engine
+    from migrate_cron.store.timeouts import Use
 
-    engine = make_engine(url, **engine_kwargs)
+    engine = make_engine(url, use or Use.LONG, **engine_kwargs)
     family = dialect_family(engine.dialect.name)
     prefix = validate_prefix(prefix)
     if family == "postgresql":

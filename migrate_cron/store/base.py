@@ -36,6 +36,7 @@ from sqlalchemy import exc as sa_exc
 from migrate_cron.clock import Clock
 from migrate_cron.config import mask_url
 from migrate_cron.errors import DatabaseUnavailable, SchemaMissing
+from migrate_cron.store.deadline import WATCHDOG
 from migrate_cron.store.faults import first_line, names_missing_table
 from migrate_cron.store.models import (
     Job,
@@ -266,6 +267,9 @@ class StoreBase:
         if isinstance(exc, sa_exc.OperationalError | sa_exc.InterfaceError) or getattr(
             exc, "connection_invalidated", False
         ):
+            overran = WATCHDOG.overran()
+            if overran is not None:  # our deadline closed it, not the server (``deadline.py``)
+                text = f"no answer within {overran:g}s (the connection was given up)"
             return DatabaseUnavailable(f"cannot use the database {self.url_safe}: {mask_url(text)}")
         return exc
 

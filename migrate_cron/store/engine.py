@@ -6,16 +6,16 @@
 - MySQL/MariaDB: READ COMMITTED, which avoids next-key (gap) locks on the claim index.
 - PostgreSQL: psycopg 3.
 
-Bounded time (docs/reliability.md): every connection attempt gives up after
-``MIGRATE_CRON_CONNECT_TIMEOUT`` seconds (default 10) — also against a server, proxy or
-firewall that accepts the TCP connection and never answers. MySQL/MariaDB reads and writes
-give up after ``MIGRATE_CRON_IO_TIMEOUT`` seconds (default 120; PyMySQL's socket timeouts,
-which also bound its handshake);
-PostgreSQL statements are cut by the server after ``MIGRATE_CRON_STATEMENT_TIMEOUT`` seconds
-when it is set (``statement_timeout``; off by default: ``db upgrade`` on a large table may
-legitimately take long). What no socket timeout can bound — a connection that froze in the
-middle of a statement — the commands bound themselves: ``enqueue`` spools and exits 75 after
-25 s, the worker and the scheduler exit after their shutdown bound on SIGTERM.
+Bounded time (docs/reliability.md, row 16): each engine is made for a use (``timeouts.Use``)
+and gets that use's limits. Connecting — TCP, the server's greeting and the login — gives up
+after the connect limit, also against a server, proxy or firewall that accepts the TCP
+connection and never answers (libpq's ``connect_timeout`` counts the login in; PyMySQL reads
+the greeting under ``read_timeout``, so that is the connect limit until the connection is
+made). A call then waits for an answer at most the answer limit: PyMySQL's socket timeouts on
+MySQL/MariaDB, ``deadline.py``'s watchdog on PostgreSQL (libpq has no read timeout);
+PostgreSQL statements are also cut by the server after ``MIGRATE_CRON_STATEMENT_TIMEOUT``
+seconds when it is set. A connection the server closed is dropped on its return to the pool
+with one log line, never a traceback (``reset.py``).
 """
 
 from __future__ import annotations
@@ -27,11 +27,14 @@ from sqlalchemy.engine import make_url
 
 from migrate_cron.config import mask_url, normalize_url
 from migrate_cron.errors import UsageError
+from migrate_cron.store.deadline import watch
 from migrate_cron.store.faults import read_only_server
+from migrate_cron.store.reset import NO_DEFAULT_RESET, own_reset
 from migrate_cron.store.timeouts import (
     SQLITE_BUSY_TIMEOUT_MS,
-    connect_timeout,
-    io_timeout,
+    Limits,
+    Use,
+    limits,
     statement_options,
 )
 
@@ -53,8 +56,8 @@ def display_url(url: str) -> str:
     return mask_url(rendered)
 
 
-def make_engine(url: str, **kwargs: Any) -> Engine:
-    """Create an engine for ``url`` with our per-dialect recipe applied."""
+def make_engine(url: str, use: Use = Use.LONG, **kwargs: Any) -> Engine:
+    """Create an engine for ``url`` with our per-dialect recipe and ``use``'s time limits."""
     url = normalize_url(url)
     try:
         parsed = make_url(url)
@@ -63,30 +66,38 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
     backend = parsed.get_backend_name()
     if backend == "sqlite":
         return _sqlite_engine(url, **kwargs)
+    bound = limits(use)
     connect_args = dict(kwargs.pop("connect_args", {}))
+    own_answer = False
     if backend in ("mysql", "mariadb"):
         kwargs.setdefault("isolation_level", "READ COMMITTED")
         kwargs.setdefault("pool_recycle", 3600)
-        connect_args.setdefault("connect_timeout", connect_timeout())
-        if io := io_timeout():
-            connect_args.setdefault("read_timeout", io)
-            connect_args.setdefault("write_timeout", io)
+        connect_args.setdefault("connect_timeout", bound.connect)
+        own_answer = "read_timeout" not in connect_args
+        if own_answer:  # the greeting is read under the connect limit (``_answer_after``)
+            connect_args["read_timeout"] = connect_args["write_timeout"] = bound.connect
     elif backend == "postgresql":
-        connect_args.setdefault("connect_timeout", connect_timeout())
+        connect_args.setdefault("connect_timeout", bound.connect)
         if options := statement_options():
             connect_args.setdefault("options", options)
     kwargs["connect_args"] = connect_args
     kwargs.setdefault("hide_parameters", True)  # errors and logs never show job data
     kwargs.setdefault("pool_size", 5)
     kwargs.setdefault("max_overflow", 10)
+    for key, value in NO_DEFAULT_RESET.items():
+        kwargs.setdefault(key, value)
     try:
         engine = create_engine(url, **kwargs)
     except ImportError as exc:
         raise UsageError(f"no driver for {mask_url(url)!r}: {exc}") from None
     except Exception as exc:
         raise UsageError(f"cannot use database URL {mask_url(url)!r}: {exc}") from None
+    own_reset(engine)
     if backend == "postgresql":
         _read_only_means_disconnected(engine)
+        watch(engine, bound.answer)
+    elif own_answer:
+        _answer_after(engine, bound)
     return engine
 
 
@@ -106,6 +117,18 @@ def _read_only_means_disconnected(engine: Engine) -> None:
         return bool(own(error, connection, cursor)) or read_only_server(error)
 
     dialect.is_disconnect = is_disconnect  # type: ignore[method-assign,assignment]
+
+
+def _answer_after(engine: Engine, bound: Limits) -> None:
+    """Once a PyMySQL connection is made, its reads and writes wait up to the answer limit
+    (its greeting was read under the connect limit). PyMySQL has no public setter: these are
+    the attributes its constructor stores ``read_timeout`` and ``write_timeout`` in and every
+    read and write applies (PyMySQL 1.x; ``tests/store/test_timeouts.py`` checks it)."""
+    answer = bound.answer or None
+
+    @event.listens_for(engine, "connect", insert=True)
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn._read_timeout = dbapi_conn._write_timeout = answer
 
 
 def _sqlite_engine(url: str, **kwargs: Any) -> Engine:

@@ -57,18 +57,18 @@ class PostgresListener(Listener):
         conn = raw.driver_connection
         assert conn is not None
         self._conn: Any = conn
-        raw.detach()  # never goes back to the pool with LISTEN active
-        self._raw = raw
-        try:
+        try:  # LISTEN while checked out: under the deadline of every use (``deadline.py``)
             self._conn.autocommit = True
             self._conn.execute(f'LISTEN "{store.channel}"')
         except Exception as exc:
-            self.close()
+            raw.invalidate()  # never back to the pool in autocommit
             if read_only_server(exc):  # a replica ("cannot execute LISTEN during recovery")
                 raise DatabaseUnavailable(
                     f"cannot use the database {store.url_safe}: {first_line(exc)}"
                 ) from exc
             raise
+        raw.detach()  # never goes back to the pool with LISTEN active
+        self._raw = raw
 
     def wait(self, timeout: float) -> bool:
         woken = False
