@@ -137,10 +137,12 @@ def scheduler(
 
     from migrate_cron.cli.common import open_store
     from migrate_cron.errors import UsageError
+    from migrate_cron.logline import route_library_logs
     from migrate_cron.scheduler.leader import Leadership
     from migrate_cron.scheduler.log import SchedulerLog
     from migrate_cron.scheduler.loop import SchedulerLoop
     from migrate_cron.scheduler.scheduler import Scheduler
+    from migrate_cron.store.timeouts import Use
 
     jobs = _scheduled_jobs(_registry(registry), [], include_all)
     if not jobs:
@@ -151,7 +153,8 @@ def scheduler(
     clock = _clock(now, speed, until, once)
     end = _iso(until, "--until") if until else None
     log = SchedulerLog(json_lines=json_logs, quiet=once)
-    store = open_store(database_url, table_prefix)
+    route_library_logs(log.event)
+    store = open_store(database_url, table_prefix, Use.LOOP)
     try:
         # Fail fast, like the worker: a wrong URL, wrong credentials or missing tables at start
         # are a configuration error (exit 1), not an outage to wait out.
@@ -394,13 +397,20 @@ SHUTDOWN_BOUND = 10.0
 
 
 def _leave_now(log: SchedulerLog) -> None:
+    """The stop asked for, done the only way left: a scheduler keeps nothing in memory that
+    the database lacks (slots are keyed, its lease expires within the TTL and a standby takes
+    over), so this is a clean stop, exit 0 — a supervisor must not see a failure in it."""
     import os
     import sys
 
-    log.event("exit", f"still stopping after {SHUTDOWN_BOUND:g}s (the database does not answer)")
+    log.event(
+        "exit",
+        f"still stopping after {SHUTDOWN_BOUND:g}s (the database does not answer): exiting now; "
+        "the lease expires on its own",
+    )
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(1)
+    os._exit(0)
 
 
 def _summary(runs: Sequence[SimulatedRun], names: Sequence[str]) -> dict[str, dict[str, int]]:

@@ -126,6 +126,7 @@ def worker(
     """See ``HELP``."""
     from migrate_cron.cli.common import open_store
     from migrate_cron.notify.sender import Notifier
+    from migrate_cron.store.timeouts import Use
     from migrate_cron.worker.catalog import Catalog
     from migrate_cron.worker.log import WorkerLog
     from migrate_cron.worker.loop import Worker
@@ -166,7 +167,7 @@ def worker(
         poll=poll,
     )
     catalog = replace(catalog, output_cap=settings.output_cap, kill_grace=settings.kill_grace)
-    store = open_store(database_url, table_prefix)
+    store = open_store(database_url, table_prefix, Use.LOOP)
     log = WorkerLog(json_lines=json_logs)
     notifier = Notifier(reg.notify, reg.jobs, log.event, store.previous_outcome)
     w = Worker(store, catalog, settings, log=log, notifier=notifier, metrics=notifier.registry)
@@ -189,6 +190,7 @@ def _run_table_worker(
     and no history (the row keeps its ``last_error``)."""
     from migrate_cron.cli.common import open_store
     from migrate_cron.store.rows import RowQueue
+    from migrate_cron.store.timeouts import Use
     from migrate_cron.worker.catalog import Catalog
     from migrate_cron.worker.log import WorkerLog
     from migrate_cron.worker.loop import Worker
@@ -196,7 +198,7 @@ def _run_table_worker(
     catalog = Catalog.for_table(
         reg, spec, output_cap=settings.output_cap, kill_grace=settings.kill_grace
     )
-    store = open_store(database_url, table_prefix)
+    store = open_store(database_url, table_prefix, Use.LOOP)
     rows = RowQueue(store, spec)
     try:
         rows.check()
@@ -209,6 +211,9 @@ def _run_table_worker(
 
 def _run_until_stopped(w: Worker, settings: WorkerSettings, dispose: Callable[[], None]) -> None:
     """Run ``w`` with SIGTERM/SIGINT wired to a graceful stop, bounded in time."""
+    from migrate_cron.logline import route_library_logs
+
+    route_library_logs(w.log.event)
     bound = settings.grace + settings.kill_grace + SHUTDOWN_SLACK
 
     armed: list[bool] = []  # a plain list: a handler must not take an Event's lock

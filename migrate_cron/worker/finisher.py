@@ -36,6 +36,9 @@ from migrate_cron.worker.outage import OUTAGE_ERRORS, Outage
 from migrate_cron.worker.outcome import DONE, FAILED, RELEASE, Outcome, attempt_run
 from migrate_cron.worker.source import WorkSource
 
+#: The outcomes ``_flush`` writes (a lost run's outcome is dropped without a database call).
+WRITTEN = frozenset({DONE, FAILED, RELEASE})
+
 
 class Finisher(threading.Thread):
     def __init__(
@@ -103,8 +106,8 @@ class Finisher(threading.Thread):
         one outcome at a time (``_flush_each``)."""
         while True:
             try:
-                self._flush(items)
-                self._outage.ok()
+                if self._flush(items):  # only a write proves the database answers
+                    self._outage.ok()
                 return
             except OUTAGE_ERRORS as exc:
                 wait = self._outage.failed(exc)
@@ -168,7 +171,8 @@ class Finisher(threading.Thread):
         )
         self._ledger.settle(job_id for job_id, _ in items)
 
-    def _flush(self, items: list[tuple[int, Outcome]]) -> None:
+    def _flush(self, items: list[tuple[int, Outcome]]) -> bool:
+        """Write ``items``; False if none needed a write (outcomes dropped as lost)."""
         done: list[int] = []
         outputs: dict[int, str] = {}
         then: dict[int, tuple[tuple[str, int], ...]] = {}
@@ -204,3 +208,4 @@ class Finisher(threading.Thread):
         if released:
             store.release(me, released)
         self._ledger.settle(job_id for job_id, _ in items)
+        return any(outcome.status in WRITTEN for _, outcome in items)

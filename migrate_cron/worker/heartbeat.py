@@ -66,7 +66,9 @@ class _Every(threading.Thread):
     def request_stop(self) -> None:
         self._stop_event.set()
 
-    def tick(self) -> None:
+    def tick(self) -> bool:
+        """One round; True if it had an answer from the database (only an answer ends an
+        outage: a round with nothing to ask proves nothing)."""
         raise NotImplementedError
 
     def run(self) -> None:
@@ -74,9 +76,9 @@ class _Every(threading.Thread):
         while not self._stop_event.wait(max(0.0, due - time.monotonic())):
             due = time.monotonic() + self._interval
             try:
-                self.tick()
-                self._outage.ok()
-                self._on_contact()
+                if self.tick():
+                    self._outage.ok()
+                    self._on_contact()
             except OUTAGE_ERRORS as exc:
                 self._outage.failed(exc)
             except Exception as exc:
@@ -109,18 +111,19 @@ class Heartbeat(_Every):
         self._ledger = ledger
         self._lease = lease
 
-    def tick(self) -> None:
-        self.beat()
+    def tick(self) -> bool:
+        return self.beat()
 
-    def beat(self) -> None:
+    def beat(self) -> bool:
+        """Renew every lease held; False if there was none (nothing was asked)."""
         ids = self._ledger.ids()
         if not ids:
-            return
+            return False
         sent = time.monotonic()
         owned = self._store.heartbeat(self._worker_id, ids, self._lease)
         if owned >= len(ids):
             self._ledger.renewed(ids, sent)
-            return
+            return True
         still = set(self._store.owned_jobs(self._worker_id, ids))
         self._ledger.renewed(still, sent)
         lost = [i for i in ids if i not in still]
@@ -142,6 +145,7 @@ class Heartbeat(_Every):
                 kind=slot.job.kind,
                 id=slot.job.id,
             )
+        return True
 
 
 class Reaper(_Every):
@@ -171,8 +175,9 @@ class Reaper(_Every):
         self._store = store
         self._worker_id = worker_id
 
-    def tick(self) -> None:
+    def tick(self) -> bool:
         self.reap()
+        return True
 
     def reap(self) -> None:
         if not self._store.acquire_lease(REAPER_LEASE, self._worker_id, self._interval):

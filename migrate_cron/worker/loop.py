@@ -175,7 +175,16 @@ class Worker:
         Raises DatabaseUnavailable / SchemaMissing only if the database is unusable at start;
         later outages are waited out.
         """
-        self.store.get(0)  # fail fast on a wrong URL or missing tables
+        try:
+            self.store.get(0)  # fail fast on a wrong URL or missing tables
+        except OUTAGE_ERRORS:
+            if not self.stopping:
+                raise
+            # Stopped while waiting for a database that does not answer: nothing was claimed.
+            if self.notifier is not None:
+                self.notifier.close(drain=0)
+            self.log.event("worker-stop", f"worker {self.worker_id} stopped, never started", jobs=0)
+            return WorkerSummary(self.worker_id, 0, False, 0)
         self._open_listener()
         s = self.settings
         self.log.event(
@@ -243,7 +252,8 @@ class Worker:
                 self._open_listener()
             sent = time.monotonic()
             try:
-                if sent - paused_read >= PAUSE_REFRESH:
+                asked = sent - paused_read >= PAUSE_REFRESH
+                if asked:
                     paused = self._paused(paused)
                     paused_read = sent
                 plan = size.plan(room, self.ledger.room(s.concurrency), kinds)
@@ -257,8 +267,9 @@ class Worker:
                         self.worker_id, plan.ahead, s.lease_seconds, list(plan.short), limits,
                         paused,
                     )  # fmt: skip
-                outage.ok()
-                self.metrics.contact()
+                if asked or plan.now or plan.ahead:  # only an answer ends an outage
+                    outage.ok()
+                    self.metrics.contact()
             except OUTAGE_ERRORS as exc:
                 self._stopping.wait(outage.failed(exc))
                 continue
