@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 # Two pytest processes: the machine (and CI) has 2 cores; every test bounds its own time.
 PYTEST_WORKERS ?= 2
 
-.PHONY: install test test-fast check lint format demo bench bench-peers clean
+.PHONY: install test test-fast check lint format demo bench bench-peers screenshots clean
 
 install: $(STAMP)
 
@@ -37,6 +37,12 @@ lint: $(STAMP)
 format: $(STAMP)
 	$(BIN)/ruff format migrate_cron tests bench
 	$(BIN)/ruff check --fix migrate_cron tests bench
+
+# The README's screenshots (docs/img/*.png), retaken by the browser test (needs chromium and
+# PostgreSQL). Tests never write into the tree: only this target does.
+screenshots: $(STAMP)
+	MIGRATE_CRON_SCREENSHOTS="$(CURDIR)/docs/img" $(BIN)/pytest -q -p no:cacheprovider \
+		tests/web/test_browser.py
 
 # The whole journey on the embedded default (SQLite) in a temporary directory.
 demo: $(STAMP)

@@ -3,7 +3,9 @@ installed ``migrate-cron web`` on PostgreSQL with failed, running and scheduled 
 
 Never downloads a browser (``executable_path`` points at the system's). Without chromium the
 test is skipped outside CI; with ``CI=true`` it fails (``.ci/run`` installs chromium). The
-screenshots it takes are the README's (docs/img/).
+screenshots it takes go to the test's temporary directory: a test never rewrites a tracked
+file. ``make screenshots`` (``MIGRATE_CRON_SCREENSHOTS=docs/img``) writes them where the README
+shows them.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from tests.conftest import IN_CI, cli_path
 from tests.web.project import SWITCHED, Seeded, project, seed
 
 CHROMIUM = Path("/usr/bin/chromium")
-IMAGES = Path(__file__).resolve().parents[2] / "docs" / "img"
+#: Where the screenshots go when asked for (``make screenshots``); else a temporary directory.
+SCREENSHOTS_ENV = "MIGRATE_CRON_SCREENSHOTS"
 TOKEN = "browser-test-token-0123456789"
 START_TIMEOUT = 30.0
 
@@ -98,7 +101,8 @@ def test_the_dashboard_in_chromium(
 
     base, log = server
     world: Seeded = seed(pg_store)
-    IMAGES.mkdir(parents=True, exist_ok=True)
+    images = Path(os.environ.get(SCREENSHOTS_ENV) or tmp_path / "img")
+    images.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as pw:
         browser = pw.chromium.launch(
             executable_path=str(chromium), args=["--no-sandbox"], timeout=60_000
@@ -114,7 +118,7 @@ def test_the_dashboard_in_chromium(
             assert page.text_content("#total-failed") == "2"
             failed_cell = page.locator('tr[data-kind="invoices-export"] td.failed')
             assert failed_cell.inner_text().strip() == "2"
-            page.screenshot(path=str(IMAGES / "overview.png"), full_page=True)
+            page.screenshot(path=str(images / "overview.png"), full_page=True)
 
             # It refreshes in place: a new job shows without a navigation
             page.evaluate("window.notReloaded = true")
@@ -130,7 +134,7 @@ def test_the_dashboard_in_chromium(
             page.wait_for_url(f"{base}/failed")
             target = world.failed[0]
             page.check(f'tr[data-job="{target}"] input[type="checkbox"]')
-            page.screenshot(path=str(IMAGES / "failed.png"), full_page=True)
+            page.screenshot(path=str(images / "failed.png"), full_page=True)
             page.click("#retry-selected")
             page.wait_for_selector("#done")  # (a ticked box holds the refresh back)
             assert page.text_content("#done") == "retried 1 job"
@@ -152,7 +156,7 @@ def test_the_dashboard_in_chromium(
             text = page.locator("#migration").inner_text()
             assert "php artisan carts:remind-abandoned --chunk=500" in text
             assert "shop.crontab:15" in text
-            page.screenshot(path=str(IMAGES / "migration.png"), full_page=True)
+            page.screenshot(path=str(images / "migration.png"), full_page=True)
 
             # Phone width: nothing wider than the screen
             phone = browser.new_page(viewport={"width": 390, "height": 800})
