@@ -421,10 +421,12 @@ def _mysql_connector(rest: str) -> Callable[[], Any]:
         from pymysql.constants import CLIENT
 
         args["client_flag"] = CLIENT.FOUND_ROWS  # as SQLAlchemy's MySQL dialects
+        # The greeting is read under the connect limit, then the I/O limit applies, as in
+        # ``engine._answer_after`` (PyMySQL reads the greeting under ``read_timeout``).
         args["connect_timeout"] = timeouts.connect_timeout()
-        if io := timeouts.io_timeout():
-            args["read_timeout"] = args["write_timeout"] = io
+        args["read_timeout"] = args["write_timeout"] = args["connect_timeout"]
         conn = pymysql.connect(**args)
+        conn._read_timeout = conn._write_timeout = timeouts.io_timeout() or None
         with conn.cursor() as cur:
             cur.execute("SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED")
         conn.commit()
