@@ -53,6 +53,8 @@ class Outage:
         return wait
 
     def ok(self) -> None:
+        """The database answered a call: only then is an outage over (a round that asked
+        nothing, or a call that was never sent, proves nothing)."""
         if self._down:
             self._log.event("db-available", f"{self._what}: the database answers again")
             self._down = False
