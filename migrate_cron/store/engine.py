@@ -3,7 +3,9 @@
 - SQLite: the driver's own transaction handling is switched off and we emit ``BEGIN IMMEDIATE``
   ourselves for writers; with deferred BEGIN, concurrent claimers hit "database is locked"
   even with a long busy timeout. WAL lets readers run beside one writer.
-- MySQL/MariaDB: READ COMMITTED, which avoids next-key (gap) locks on the claim index.
+- MySQL/MariaDB: READ COMMITTED, which avoids next-key (gap) locks on the claim index, and
+  the ``utf8mb4`` connection character set (any other cannot carry all of a job's text; a URL
+  asking for another is refused).
 - PostgreSQL: psycopg 3.
 
 Bounded time (docs/reliability.md): every connection attempt gives up after
@@ -53,6 +55,15 @@ def display_url(url: str) -> str:
     return mask_url(rendered)
 
 
+def utf8mb4_charset(asked: Any) -> str:
+    """The MySQL/MariaDB connection character set: ``utf8mb4``, whatever the server's default
+    (``latin1`` on one started without a config). A URL naming another is refused rather than
+    followed: a ``latin1`` or ``utf8`` (3-byte) connection cannot send ``✓`` or an emoji."""
+    if asked not in (None, "utf8mb4"):
+        raise UsageError(f"charset={asked} in the database URL: migrate-cron needs utf8mb4")
+    return "utf8mb4"
+
+
 def make_engine(url: str, **kwargs: Any) -> Engine:
     """Create an engine for ``url`` with our per-dialect recipe applied."""
     url = normalize_url(url)
@@ -66,6 +77,7 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
     connect_args = dict(kwargs.pop("connect_args", {}))
     if backend in ("mysql", "mariadb"):
         kwargs.setdefault("isolation_level", "READ COMMITTED")
+        connect_args["charset"] = utf8mb4_charset(parsed.query.get("charset"))
         kwargs.setdefault("pool_recycle", 3600)
         connect_args.setdefault("connect_timeout", connect_timeout())
         if io := io_timeout():
