@@ -35,8 +35,8 @@ from sqlalchemy import exc as sa_exc
 
 from migrate_cron.clock import Clock
 from migrate_cron.config import mask_url
-from migrate_cron.errors import DatabaseUnavailable, SchemaMissing
-from migrate_cron.store.faults import first_line, names_missing_table
+from migrate_cron.errors import DatabaseUnavailable, DataRefused, SchemaMissing
+from migrate_cron.store.faults import first_line, names_missing_table, refuses_value
 from migrate_cron.store.models import (
     Job,
     JobState,
@@ -247,7 +247,12 @@ class StoreBase:
     def _translate_errors(self) -> Iterator[None]:
         try:
             yield
-        except (sa_exc.OperationalError, sa_exc.ProgrammingError, sa_exc.InterfaceError) as exc:
+        except (
+            sa_exc.OperationalError,
+            sa_exc.ProgrammingError,
+            sa_exc.InterfaceError,
+            sa_exc.DataError,
+        ) as exc:
             raise self.translate(exc) from exc
         except sa_exc.DBAPIError as exc:
             if exc.connection_invalidated:  # a server that is no longer the primary (engine.py)
@@ -255,9 +260,12 @@ class StoreBase:
             raise
 
     def translate(self, exc: Exception) -> Exception:
-        """Turn a driver error into DatabaseUnavailable / SchemaMissing with a masked URL."""
+        """Turn a driver error into DatabaseUnavailable / SchemaMissing / DataRefused (a value
+        refused, never to be waited out like an outage) with a masked URL."""
         orig = getattr(exc, "orig", exc)
         text = first_line(orig)
+        if refuses_value(orig):
+            return DataRefused(mask_url(text))
         if names_missing_table(orig):
             return SchemaMissing(
                 f"the queue tables are missing in {self.url_safe} ({mask_url(text)}); "
