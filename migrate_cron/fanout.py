@@ -9,15 +9,15 @@ the answer to an interrupted fan-out.
 Lines are read as bytes and inserted in batches (``BATCH`` lines or ``BATCH_BYTES`` per
 statement, each batch its own transaction). A bad line costs only itself: it is reported as
 ``SOURCE:LINE: reason`` and skipped, every other line is enqueued, and the result counts the
-skipped ones (the CLI then exits 65, EX_DATAERR). Bad means: not UTF-8, not a JSON object of
-``ref``/``payload``/``run_at``, text no database stores (NUL — PostgreSQL's jsonb and text
-refuse it —, a lone surrogate escape such as ``\\ud800`` — not Unicode, no driver encodes it
-—), a number JSON has no spelling for (``NaN``, ``1e400``), or a line over ``LINE_MAX`` bytes
-(MariaDB drops the connection on a statement over ``max_allowed_packet``, which looked like an
-outage). The same rules hold on every backend. What the database still refuses in a batch
-(``DataRefused``: a value, not the connection) is found by splitting the batch until the
-refused line stands alone; the rest of the batch is enqueued. Only an outage stops the read
-(``Interrupted``, exit 75: a retry can fix it).
+skipped ones (the CLI then exits 65, EX_DATAERR). Bad means: not UTF-8; not a JSON object of
+``ref``/``payload``/``run_at``; text no database stores (a NUL, which PostgreSQL's jsonb and
+text refuse, or a lone surrogate escape such as ``\\ud800``, which is not Unicode and which no
+driver encodes); a number JSON has no spelling for (``NaN``, ``1e400``); or a line over
+``LINE_MAX`` bytes (MariaDB drops the connection on a statement over ``max_allowed_packet``,
+which looked like an outage). The same rules hold on every backend. What the database still
+refuses in a batch (``DataRefused``: a value, not the connection) is found by splitting the
+batch until the refused line stands alone; the rest of the batch is enqueued. Only an outage
+stops the read (``Interrupted``, exit 75: a retry can fix it).
 """
 
 from __future__ import annotations

@@ -15,6 +15,7 @@ it, so it must not look like an outage.
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from pathlib import Path
@@ -221,9 +222,8 @@ def _fan_out_stdin(store: Store, kind: str, max_attempts: int, quiet: bool, as_j
             sys.stderr.write(f"<stdin>:{bad.line}: {bad.reason}\n")
             sys.stderr.flush()
 
-    result = fan_out(
-        store, kind, read_lines(sys.stdin.buffer), max_attempts=max_attempts, report=report
-    )
+    stdin = sys.stdin.buffer if sys.stdin is not None else io.BytesIO()  # fd 0 closed: no lines
+    result = fan_out(store, kind, read_lines(stdin), max_attempts=max_attempts, report=report)
     if as_json:
         counts = {"lines": result.lines, "created": result.created, "existing": result.existing}
         print_json({"kind": kind, **counts, "skipped": result.skipped, "bad_lines": shown})
