@@ -1,7 +1,8 @@
 """Exceptions a user can act on.
 
 Every error that reaches the CLI is one of these: the CLI prints its message as one line and
-exits with ``exit_code`` (1: something the user must fix or act on, 2: usage / unreadable input).
+exits with ``exit_code`` (1: something the user must fix or act on, 2: usage / unreadable input,
+65: data the database refused — EX_DATAERR of sysexits.h, never retried like an outage).
 Anything else is a bug and gets a traceback only with ``--debug``.
 """
 
@@ -31,6 +32,18 @@ class ConfigError(MigrateCronError):
 
 class DatabaseUnavailable(MigrateCronError):
     """The database cannot be reached (down, wrong credentials, bad URL)."""
+
+
+#: sysexits.h: "the input data was incorrect in some way" (75, EX_TEMPFAIL, is the outage's).
+EX_DATAERR = 65
+
+
+class DataRefused(MigrateCronError):
+    """The database refused a value, not the connection: an invalid one (NUL or a bad
+    Unicode escape in JSON on PostgreSQL, a CHECK constraint on MariaDB) or one too large.
+    The same data fails the same way again, so it is never an outage to wait out or retry."""
+
+    exit_code = EX_DATAERR
 
 
 class SchemaMissing(MigrateCronError):

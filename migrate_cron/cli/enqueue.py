@@ -8,21 +8,27 @@ any other form (``--json``, ``--help``, fan-out, a usage error) comes here and b
 ``enqueue KIND --ref REF`` and ``enqueue KIND --stdin`` are the fan-out path (``fanout.py``):
 jobs of a queue-only kind keyed by (kind, ref). That path needs no registry entry — the kind
 may be served by a Python handler, or by a registry entry added later — and has no spool: an
-outage is an error (exit 75) and re-running the producer is the retry.
+outage is an error (exit 75) and re-running the producer is the retry. A bad line is reported
+and skipped, the others enqueued, and the exit code is 65 (EX_DATAERR): re-running cannot fix
+it, so it must not look like an outage.
 """
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from migrate_cron.cli.common import DatabaseUrl, JsonFlag, RegistryPath, TablePrefix
 from migrate_cron.cli.producer import EX_TEMPFAIL, enqueue_slot
 from migrate_cron.config import DEFAULT_DATABASE_URL, DEFAULT_REGISTRY
+
+if TYPE_CHECKING:
+    from migrate_cron.store import Store
 
 SpoolDir = Annotated[
     Path | None,
@@ -47,8 +53,11 @@ HELP = (
     "Fan-out (queue-only kinds, no registry entry needed): `--ref REF` enqueues one job of "
     'KIND keyed by REF, `--stdin` one per JSON line {"ref": ..., "payload": ..., '
     '"run_at": ...} (1,000 per statement). A (KIND, REF) already enqueued is skipped, so '
-    "feeding the same input twice adds nothing. A bad line stops at `<stdin>:LINE` (exit 2; "
-    "the lines before it are enqueued); a database outage exits 75 (no spool on this path).\n\n"
+    "feeding the same input twice adds nothing. A bad line (not UTF-8, not such an object, a "
+    "NUL or lone surrogate in its text, over 1 MiB, or refused by the database) is reported "
+    "as `<stdin>:LINE: reason` and skipped; every other line is enqueued, and the exit code "
+    "is then 65 (EX_DATAERR: fix those lines, feeding them again is not a retry). A database "
+    "outage exits 75 (no spool on this path: feed the whole input again).\n\n"
     "Examples:\n\n"
     "  migrate-cron enqueue invoices-export\n\n"
     "  migrate-cron enqueue invoices-export --slot 2026-03-01T02:30 --json\n\n"
@@ -151,11 +160,9 @@ def _fan_out(
     registry: str,
 ) -> None:
     """The queue-only path: --ref (one job) or --stdin (one per line)."""
-    import json
-
     from migrate_cron.cli.common import open_store, print_json
-    from migrate_cron.errors import DatabaseUnavailable, UsageError
-    from migrate_cron.fanout import check_kind, check_ref, fan_out, parse_time
+    from migrate_cron.errors import DatabaseUnavailable, DataRefused, UsageError
+    from migrate_cron.fanout import check_kind, check_payload, check_ref, load_json, parse_time
 
     if slot != "auto":
         raise UsageError("--slot is for registry jobs; --ref/--stdin enqueue queue-only kinds")
@@ -165,39 +172,71 @@ def _fan_out(
         raise UsageError("--payload and --run-at go with --ref REF (or use --stdin)")
     check_kind(kind)
     try:
-        data = json.loads(payload) if payload is not None else None
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"--payload is not JSON: {exc.msg} at column {exc.colno}") from None
+        data = load_json(payload) if payload is not None else None
+        check_payload(data)
+    except ValueError as exc:
+        raise UsageError(f"--payload: {exc}") from None
     when = parse_time(run_at) if run_at is not None else None
+    if ref is not None:
+        try:
+            check_ref(ref)
+        except ValueError as exc:
+            raise UsageError(f"--ref: {exc}") from None
     max_attempts = _max_attempts(registry, kind)
     store = open_store(database_url, table_prefix)
     try:
         if from_stdin:
-            result = fan_out(store, kind, sys.stdin, max_attempts=max_attempts)
-        else:
-            assert ref is not None
-            one = store.enqueue(
-                kind, data, ref=check_ref(ref), run_at=when, max_attempts=max_attempts
-            )
+            _fan_out_stdin(store, kind, max_attempts, quiet, as_json)
+            return
+        assert ref is not None
+        one = store.enqueue(kind, data, ref=ref, run_at=when, max_attempts=max_attempts)
     except DatabaseUnavailable as exc:
         sys.stderr.write(f"migrate-cron enqueue: {exc}\n")
         raise typer.Exit(EX_TEMPFAIL) from None
+    except DataRefused as exc:
+        raise DataRefused(f"the database refused the job ({exc})") from None
     finally:
         store.dispose()
-    if from_stdin:
-        if as_json:
-            counts = {"lines": result.lines, "created": result.created}
-            print_json({"kind": kind, **counts, "existing": result.existing})
-        elif not quiet:
-            sys.stderr.write(
-                f"{kind}: {result.lines} line(s), {result.created} new job(s), "
-                f"{result.existing} already enqueued\n"
-            )
-        return
     if as_json:
         print_json({"kind": kind, "ref": ref, "created": one.created, "job_id": one.job_id})
     elif not quiet:
         typer.echo("enqueued" if one.created else "already enqueued")
+
+
+#: Bad lines named one by one on stderr (cron mails it); past these, only their count.
+REPORTED_LINES = 100
+
+
+def _fan_out_stdin(store: Store, kind: str, max_attempts: int, quiet: bool, as_json: bool) -> None:
+    """``--stdin``: every good line enqueued, each bad one named (``<stdin>:LINE: reason``)
+    and skipped; exit 65 (EX_DATAERR) when there was one."""
+    from migrate_cron.cli.common import print_json
+    from migrate_cron.errors import EX_DATAERR
+    from migrate_cron.fanout import Rejected, fan_out, read_lines
+
+    shown: list[dict[str, object]] = []
+
+    def report(bad: Rejected) -> None:
+        if len(shown) < REPORTED_LINES:
+            shown.append({"line": bad.line, "reason": bad.reason})
+            sys.stderr.write(f"<stdin>:{bad.line}: {bad.reason}\n")
+            sys.stderr.flush()
+
+    stdin = sys.stdin.buffer if sys.stdin is not None else io.BytesIO()  # fd 0 closed: no lines
+    result = fan_out(store, kind, read_lines(stdin), max_attempts=max_attempts, report=report)
+    if as_json:
+        counts = {"lines": result.lines, "created": result.created, "existing": result.existing}
+        print_json({"kind": kind, **counts, "skipped": result.skipped, "bad_lines": shown})
+    elif not quiet or result.skipped:
+        skipped = f", {result.skipped} bad line(s) skipped" if result.skipped else ""
+        sys.stderr.write(
+            f"{kind}: {result.lines} line(s), {result.created} new job(s), "
+            f"{result.existing} already enqueued{skipped}\n"
+        )
+    if result.skipped > REPORTED_LINES:
+        sys.stderr.write(f"(the first {REPORTED_LINES} bad lines are named above)\n")
+    if result.skipped:
+        raise typer.Exit(EX_DATAERR)
 
 
 def _max_attempts(registry: str, kind: str) -> int:

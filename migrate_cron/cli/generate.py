@@ -248,7 +248,8 @@ def _write(
             typer.echo(str(one.path))
     for one in written:
         revises = one.down_revision or "base"
-        info(f"wrote revision {one.rev_id} (revises {revises}): {', '.join(one.table_names)}")
+        what = ", ".join(one.table_names) or one.message
+        info(f"wrote revision {one.rev_id} (revises {revises}): {what}")
     if branch_label:
         info(f"it starts branch {branch_label!r}: run `alembic upgrade heads` (note the s)")
     else:

@@ -17,7 +17,11 @@ default prefix) and two prefixes can live in one history.
 
 The schema grows by steps (``STEPS``), one revision each, never by editing a released one: an
 existing install at step 1 gets step 2 from ``migrate-cron db upgrade``, or from running
-``generate migration`` again, which writes only the steps its history lacks.
+``generate migration`` again, which writes only the steps its history lacks. A released step
+renders the tables as they were when it was released (``build_tables(charset_everywhere=False)``
+for steps 1–3), so its file stays byte for byte what installs already ran; step 4 then changes
+the columns that differ, on MySQL/MariaDB only (``ALTER TABLE … MODIFY``, one statement per
+table: one table rebuild, not one per column).
 """
 
 from __future__ import annotations
@@ -44,19 +48,30 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Step:
-    """One released revision: the tables it creates (dropped again by its downgrade)."""
+    """One released revision: the tables it creates (dropped again by its downgrade), and the
+    tables whose MySQL/MariaDB text columns it brings to ``utf8mb4`` (``converts``)."""
 
     version: int
     message: str
     tables: Callable[[Tables], list[Table]]
+    #: Rendered from the tables as released before every text column stated its charset.
+    before_utf8mb4: bool = False
+    converts: Callable[[Tables], list[Table]] = lambda t: []
+
+
+def _all_tables(t: Tables) -> list[Table]:
+    return [t.job, t.scheduled_runs, t.leases, t.side_effects, t.attempts]
 
 
 #: Released steps, oldest first. Append a step for a schema change; never edit a released one.
 STEPS = (
-    Step(1, "create migrate-cron tables", lambda t: [t.job, t.scheduled_runs, t.leases]),
-    Step(2, "add migrate-cron side_effects ledger", lambda t: [t.side_effects]),
-    Step(3, "add migrate-cron job_attempts history", lambda t: [t.attempts]),
+    Step(1, "create migrate-cron tables", lambda t: [t.job, t.scheduled_runs, t.leases], True),
+    Step(2, "add migrate-cron side_effects ledger", lambda t: [t.side_effects], True),
+    Step(3, "add migrate-cron job_attempts history", lambda t: [t.attempts], True),
+    Step(4, "convert migrate-cron text columns to utf8mb4", lambda t: [], converts=_all_tables),
 )
+#: The MySQL-family dialects step 4 converts on (each with its own collation names).
+CONVERTED_DIALECTS = ("mysql", "mariadb")
 SCHEMA_VERSION = STEPS[-1].version
 MESSAGE = STEPS[0].message
 DIALECTS = ("postgresql", "mysql", "mariadb", "sqlite", "mssql")
@@ -97,6 +112,7 @@ class WrittenRevision:
     down_revision: str | tuple[str, ...] | None
     branch_labels: tuple[str, ...]
     table_names: tuple[str, ...] = ()
+    message: str = ""
 
 
 def revision_id(prefix: str, version: int = SCHEMA_VERSION) -> str:
@@ -119,15 +135,19 @@ def render_revision(prefix: str = "", version: int = 1) -> Revision:
     from migrate_cron.store.schema import build_tables
 
     step = STEPS[version - 1]
-    ordered = step.tables(build_tables(validate_prefix(prefix)))
+    prefix = validate_prefix(prefix)
+    ordered = step.tables(build_tables(prefix, charset_everywhere=not step.before_utf8mb4))
     for table in ordered:
         for column in table.c:
             if isinstance(column.type, TypeDecorator):
                 column.type = column.type.impl_instance  # the plain SQL type, no import of ours
-    up: list[str] = ["# Tables and indexes rendered from migrate_cron/store/schema.py."]
+    up: list[str] = []
+    if ordered:
+        up.append("# Tables and indexes rendered from migrate_cron/store/schema.py.")
     for table in ordered:
         up += _render_ops([ops.CreateTableOp.from_table(table)])
         up += _render_indexes(table)
+    up += _render_conversions(prefix, step)
     down: list[str] = []
     for table in reversed(ordered):
         down += _render_ops([ops.DropTableOp.from_table(table)])
@@ -147,6 +167,58 @@ def render_revision(prefix: str = "", version: int = 1) -> Revision:
 def render_revisions(prefix: str = "") -> tuple[Revision, ...]:
     """Every step, oldest first."""
     return tuple(render_revision(prefix, step.version) for step in STEPS)
+
+
+def _render_conversions(prefix: str, step: Step) -> list[str]:
+    """``ALTER TABLE … MODIFY`` for each text column whose MySQL/MariaDB definition differs
+    between the released tables and ``schema.py`` today, one statement per table (one rebuild
+    of it), with the table's default character set. No-op on other databases.
+
+    MODIFY restates the whole column (type, character set, collation, NULL, default), compiled
+    by SQLAlchemy from ``schema.py``; converting latin1 text to utf8mb4 keeps every character.
+    The downgrade leaves the columns as they are: utf8mb4 holds everything latin1 did, and
+    converting back could fail on (or mangle) the text stored since."""
+    from migrate_cron.store.schema import build_tables
+
+    old = {t.name: t for t in step.converts(build_tables(prefix, charset_everywhere=False))}
+    new = step.converts(build_tables(prefix))
+    if not new:
+        return []
+    lines = [
+        "# Text columns state utf8mb4 and a binary collation on MySQL/MariaDB: a table created",
+        "# on a latin1 server could not hold a job's output in CJK or with a check mark (error",
+        "# 1366). Other databases store Unicode already: nothing to do there.",
+        "dialect = op.get_context().dialect.name",
+    ]
+    for name in CONVERTED_DIALECTS:
+        lines.append(f"if dialect == {name!r}:")
+        for table in new:
+            clauses = _alter_clauses(old[table.name], table, name)
+            if clauses:  # one string literal per clause, so a review reads one per line
+                lines.append(f"{_INDENT}op.execute(")
+                lines += [f"{_INDENT * 2}{clause!r}" for clause in clauses]
+                lines.append(f"{_INDENT})")
+    return lines
+
+
+def _alter_clauses(old: Table, new: Table, dialect_name: str) -> list[str]:
+    """The pieces of one ``ALTER TABLE`` for ``dialect_name`` turning ``old``'s text columns
+    into ``new``'s (concatenated, they are the statement); empty when none differs."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.schema import CreateColumn
+
+    dialect = make_url(f"{dialect_name}+pymysql://").get_dialect()()
+    changes = []
+    for column in new.c:
+        before = str(CreateColumn(old.c[column.name]).compile(dialect=dialect))
+        after = str(CreateColumn(column).compile(dialect=dialect))
+        if before != after:
+            changes.append(f" MODIFY {after},")
+    if not changes:
+        return []
+    options = new.dialect_options[dialect_name]
+    changes.append(f" DEFAULT CHARACTER SET {options['charset']} COLLATE {options['collate']}")
+    return [f"ALTER TABLE {dialect.identifier_preparer.format_table(new)}", *changes]
 
 
 def _render_indexes(table: Table) -> list[str]:
@@ -308,6 +380,7 @@ def write_revision(
         down_revision=tuple(down) if isinstance(down, list | tuple) else down,
         branch_labels=tuple(sorted(written.branch_labels)),
         table_names=revision.table_names,
+        message=revision.message,
     )
 
 

@@ -35,9 +35,9 @@ from sqlalchemy import exc as sa_exc
 
 from migrate_cron.clock import Clock
 from migrate_cron.config import mask_url
-from migrate_cron.errors import DatabaseUnavailable, SchemaMissing
+from migrate_cron.errors import DatabaseUnavailable, DataRefused, SchemaMissing
 from migrate_cron.store.deadline import WATCHDOG
-from migrate_cron.store.faults import first_line, names_missing_table
+from migrate_cron.store.faults import first_line, names_missing_table, refuses_value
 from migrate_cron.store.models import (
     Job,
     JobState,
@@ -248,7 +248,12 @@ class StoreBase:
     def _translate_errors(self) -> Iterator[None]:
         try:
             yield
-        except (sa_exc.OperationalError, sa_exc.ProgrammingError, sa_exc.InterfaceError) as exc:
+        except (
+            sa_exc.OperationalError,
+            sa_exc.ProgrammingError,
+            sa_exc.InterfaceError,
+            sa_exc.DataError,
+        ) as exc:
             raise self.translate(exc) from exc
         except sa_exc.DBAPIError as exc:
             if exc.connection_invalidated:  # a server that is no longer the primary (engine.py)
@@ -256,9 +261,12 @@ class StoreBase:
             raise
 
     def translate(self, exc: Exception) -> Exception:
-        """Turn a driver error into DatabaseUnavailable / SchemaMissing with a masked URL."""
+        """Turn a driver error into DatabaseUnavailable / SchemaMissing / DataRefused (a value
+        refused, never to be waited out like an outage) with a masked URL."""
         orig = getattr(exc, "orig", exc)
         text = first_line(orig)
+        if refuses_value(orig):
+            return DataRefused(mask_url(text))
         if names_missing_table(orig):
             return SchemaMissing(
                 f"the queue tables are missing in {self.url_safe} ({mask_url(text)}); "
@@ -319,6 +327,27 @@ def storable(text: str | None) -> str | None:
     except UnicodeEncodeError:
         text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     return text
+
+
+#: Characters an ``escaped`` text keeps (its end, where errors are): ASCII, one byte each, so it
+#: fits a 64 KiB TEXT column (MySQL/MariaDB) with room to spare.
+ESCAPED_MAX = 60_000
+
+
+def escaped(text: str | None) -> str | None:
+    """``text`` as plain ASCII, which a column of any character set stores: every other
+    character as its Python escape (``✓`` → ``\\u2713``; an invalid byte, which the worker
+    decoded to U+FFFD, → ``\\ufffd``), NUL as ``\\x00``, cut to its last ``ESCAPED_MAX``
+    characters. The last resort before an outcome is given up on: a database not yet upgraded
+    to utf8mb4 columns (``latin1``, error 1366) or a text too long for its column (1406) still
+    records the run as it ended, readable, instead of turning a ``done`` into a ``failed``."""
+    if text is None:
+        return None
+    out = text.encode("ascii", "backslashreplace").decode("ascii").replace("\x00", "\\x00")
+    if len(out) > ESCAPED_MAX:
+        cut = len(out) - ESCAPED_MAX
+        out = f"[... {cut} characters dropped]\n{out[cut:]}"
+    return out
 
 
 def describe_error(exc: BaseException) -> str:

@@ -404,6 +404,8 @@ def _mysql_connector(rest: str) -> Callable[[], Any]:
     if colon and not port.isdigit():
         raise Unsupported("mysql URL")
     args: dict[str, Any] = dict(parse_qsl(query))
+    if args.setdefault("charset", "utf8mb4") != "utf8mb4":
+        raise Unsupported("charset")  # the Store refuses it in one line (engine.py)
     if at:
         user, has_password, password = userinfo.partition(":")
         args["user"] = unquote(user)

@@ -3,7 +3,9 @@
 - SQLite: the driver's own transaction handling is switched off and we emit ``BEGIN IMMEDIATE``
   ourselves for writers; with deferred BEGIN, concurrent claimers hit "database is locked"
   even with a long busy timeout. WAL lets readers run beside one writer.
-- MySQL/MariaDB: READ COMMITTED, which avoids next-key (gap) locks on the claim index.
+- MySQL/MariaDB: READ COMMITTED, which avoids next-key (gap) locks on the claim index, and
+  the ``utf8mb4`` connection character set (any other cannot carry all of a job's text; a URL
+  asking for another is refused).
 - PostgreSQL: psycopg 3.
 
 Bounded time (docs/reliability.md, row 16): each engine is made for a use (``timeouts.Use``)
@@ -56,6 +58,15 @@ def display_url(url: str) -> str:
     return mask_url(rendered)
 
 
+def utf8mb4_charset(asked: Any) -> str:
+    """The MySQL/MariaDB connection character set: ``utf8mb4``, whatever the server's default
+    (``latin1`` on one started without a config). A URL naming another is refused rather than
+    followed: a ``latin1`` or ``utf8`` (3-byte) connection cannot send ``✓`` or an emoji."""
+    if asked not in (None, "utf8mb4"):
+        raise UsageError(f"charset={asked} in the database URL: migrate-cron needs utf8mb4")
+    return "utf8mb4"
+
+
 def make_engine(url: str, use: Use = Use.LONG, **kwargs: Any) -> Engine:
     """Create an engine for ``url`` with our per-dialect recipe and ``use``'s time limits."""
     url = normalize_url(url)
@@ -71,6 +82,7 @@ def make_engine(url: str, use: Use = Use.LONG, **kwargs: Any) -> Engine:
     own_answer = False
     if backend in ("mysql", "mariadb"):
         kwargs.setdefault("isolation_level", "READ COMMITTED")
+        connect_args["charset"] = utf8mb4_charset(parsed.query.get("charset"))
         kwargs.setdefault("pool_recycle", 3600)
         connect_args.setdefault("connect_timeout", bound.connect)
         own_answer = "read_timeout" not in connect_args

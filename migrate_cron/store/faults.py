@@ -33,6 +33,25 @@ def names_missing_table(error: BaseException) -> bool:
     )
 
 
+#: MySQL/MariaDB server errors that refuse a value, whatever DB-API class the driver gives
+#: them (PyMySQL raises OperationalError for most): the server answered, and the same data
+#: fails the same way again. 1153 packet over max_allowed_packet, 1366 incorrect string value,
+#: 1406 data too long, 3140 invalid JSON text (MySQL), 3819 CHECK constraint violated (MySQL),
+#: 4025 CONSTRAINT failed (MariaDB: a JSON column's ``json_valid`` check).
+_MYSQL_VALUE_ERRORS = frozenset({1153, 1366, 1406, 3140, 3819, 4025})
+
+
+def refuses_value(error: BaseException) -> bool:
+    """Whether the driver's ``error`` refuses the data sent, not the connection: SQLSTATE
+    class 22 (data exception) or 54 (program limit exceeded: a value too large) on
+    PostgreSQL, a DB-API DataError elsewhere, or one of ``_MYSQL_VALUE_ERRORS``."""
+    sqlstate = getattr(error, "sqlstate", None) or ""
+    if sqlstate[:2] in ("22", "54") or dbapi_class(error) == "DataError":
+        return True
+    code = error.args[0] if error.args else None
+    return isinstance(code, int) and code in _MYSQL_VALUE_ERRORS
+
+
 #: The DB-API exception classes; what a driver's error is among them decides what it means.
 _DBAPI_CLASSES = (
     "InterfaceError",

@@ -56,7 +56,7 @@ from sqlalchemy.sql.expression import TableClause
 from migrate_cron.errors import ConfigError, SchemaMissing
 from migrate_cron.store.base import Listener, storable
 from migrate_cron.store.models import AttemptRun, Job, JobState, ReapResult
-from migrate_cron.store.schema import TIMESTAMP_TYPE, UTCDateTime
+from migrate_cron.store.schema import TIMESTAMP_TYPE, UTCDateTime, exact_string, exact_text
 
 if TYPE_CHECKING:
     from migrate_cron.registry import StatusValue, TableSpec
@@ -69,12 +69,13 @@ REAP_ERROR = "lease expired: the worker stopped heartbeating"
 
 def claim_columns() -> list[Column[Any]]:
     """The added columns as the revision creates them: nullable, or with a server default, so
-    adding them to a table full of rows rewrites none of its values."""
+    adding them to a table full of rows rewrites none of its values. Text columns state
+    ``utf8mb4`` on MySQL/MariaDB (``schema.exact_string``), whatever the table's own charset."""
     return [
-        Column("locked_by", String(200), nullable=True),
+        Column("locked_by", exact_string(200), nullable=True),
         Column("locked_until", TIMESTAMP_TYPE, nullable=True),
         Column("attempts", Integer(), nullable=False, server_default=text("0")),
-        Column("last_error", Text(), nullable=True),
+        Column("last_error", exact_text(), nullable=True),
     ]
 
 

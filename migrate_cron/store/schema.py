@@ -53,18 +53,46 @@ PAYLOAD_TYPE = JSON().with_variant(postgresql.JSONB(), "postgresql")
 ID_TYPE = BigInteger().with_variant(Integer(), "sqlite")
 
 
-def key_string(length: int) -> String:
-    """A VARCHAR compared byte for byte. MySQL/MariaDB default to a case-, accent- and
-    trailing-space-insensitive collation, under which ``ref="User-42"`` would dedupe into
-    ``"user-42"`` and jobs ``Backup`` and ``backup`` would share one slot. MariaDB has a
-    binary NO PAD collation; MySQL 8's ``utf8mb4_bin`` still ignores trailing spaces."""
-    return (
-        String(length)
-        .with_variant(
-            mysql.VARCHAR(length, charset="utf8mb4", collation="utf8mb4_nopad_bin"), "mariadb"
+#: Every text column states its character set and collation on MySQL/MariaDB (and so does each
+#: table, for a column added by hand): without them a column takes the server's default, which
+#: is ``latin1`` on a server started without a config (``mariadbd --no-defaults``, MySQL before
+#: 8.0) — and a job that printed ``✓`` could not be recorded (error 1366). ``utf8mb4`` holds all
+#: of Unicode. The collation is binary: equality is byte for byte, as on PostgreSQL and SQLite.
+#: A case-insensitive one (the servers' ``*_general_ci``/``*_0900_ai_ci`` defaults) would make
+#: ``ref="User-42"`` dedupe into ``"user-42"`` and jobs ``Backup`` and ``backup`` share one slot;
+#: a worker's fence on ``locked_by`` compares exactly too. MariaDB has a binary NO PAD collation;
+#: MySQL 8's ``utf8mb4_bin`` still ignores trailing spaces (its NO PAD ``utf8mb4_0900_bin`` is
+#: MySQL-only and not in MySQL 8.0.1–8.0.16, which we support).
+CHARSET = "utf8mb4"
+COLLATIONS = {"mariadb": "utf8mb4_nopad_bin", "mysql": "utf8mb4_bin"}
+
+
+def exact_string(length: int) -> String:
+    """A VARCHAR in ``utf8mb4``, compared byte for byte (``COLLATIONS``)."""
+    string = String(length)
+    for dialect, collation in COLLATIONS.items():
+        string = string.with_variant(
+            mysql.VARCHAR(length, charset=CHARSET, collation=collation), dialect
         )
-        .with_variant(mysql.VARCHAR(length, charset="utf8mb4", collation="utf8mb4_bin"), "mysql")
-    )
+    return string
+
+
+def exact_text() -> Text:
+    """A TEXT (64 KiB on MySQL/MariaDB) in ``utf8mb4``, with the binary collation."""
+    text_ = Text()
+    for dialect, collation in COLLATIONS.items():
+        text_ = text_.with_variant(mysql.TEXT(charset=CHARSET, collation=collation), dialect)
+    return text_
+
+
+def table_options() -> dict[str, Any]:
+    """Each table's default character set and collation on MySQL and on MariaDB."""
+    return {
+        "mysql_charset": CHARSET,
+        "mysql_collate": COLLATIONS["mysql"],
+        "mariadb_charset": CHARSET,
+        "mariadb_collate": COLLATIONS["mariadb"],
+    }
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -121,26 +149,33 @@ class Tables:
         )
 
 
-def build_tables(prefix: str = "") -> Tables:
-    """Build the metadata for a prefix (no global MetaData: several prefixes can coexist)."""
+def build_tables(prefix: str = "", *, charset_everywhere: bool = True) -> Tables:
+    """Build the metadata for a prefix (no global MetaData: several prefixes can coexist).
+
+    ``charset_everywhere=False`` gives the tables as the released revisions 1–3 create them,
+    where only the key columns stated ``utf8mb4``: their files are rendered from it and never
+    change; revision 4 converts the other text columns (``generate/revision.py``)."""
     md = MetaData()
     p = prefix
+    string = exact_string if charset_everywhere else String
+    text_ = exact_text if charset_everywhere else Text
+    options = table_options() if charset_everywhere else {}
     job = Table(
         f"{p}job",
         md,
         Column("id", ID_TYPE, primary_key=True, autoincrement=True),
-        Column("kind", key_string(200), nullable=False),
-        Column("ref", key_string(255), nullable=True),
+        Column("kind", exact_string(200), nullable=False),
+        Column("ref", exact_string(255), nullable=True),
         Column("payload", PAYLOAD_TYPE, nullable=True),
-        Column("state", String(16), nullable=False, server_default=JobState.OPEN.value),
+        Column("state", string(16), nullable=False, server_default=JobState.OPEN.value),
         Column("attempts", Integer, nullable=False, server_default="0"),
         Column("max_attempts", Integer, nullable=False, server_default="5"),
         Column("run_at", UTCDateTime(), nullable=False),
         Column("scheduled_for", UTCDateTime(), nullable=True),
-        Column("locked_by", String(255), nullable=True),
+        Column("locked_by", string(255), nullable=True),
         Column("locked_until", UTCDateTime(), nullable=True),
-        Column("last_error", Text, nullable=True),
-        Column("output", Text, nullable=True),
+        Column("last_error", text_(), nullable=True),
+        Column("output", text_(), nullable=True),
         Column("created_at", UTCDateTime(), nullable=False),
         Column("started_at", UTCDateTime(), nullable=True),
         Column("finished_at", UTCDateTime(), nullable=True),
@@ -149,6 +184,7 @@ def build_tables(prefix: str = "") -> Tables:
             name=f"{p}job_state_check",
         ),
         UniqueConstraint("kind", "ref", name=f"{p}job_kind_ref_key"),
+        **options,
     )
     # Claim index, partial where the dialect has partial indexes.
     Index(
@@ -172,29 +208,31 @@ def build_tables(prefix: str = "") -> Tables:
         f"{p}scheduled_runs",
         md,
         Column("id", ID_TYPE, primary_key=True, autoincrement=True),
-        Column("job_name", key_string(200), nullable=False),
+        Column("job_name", exact_string(200), nullable=False),
         Column("scheduled_for", UTCDateTime(), nullable=False),
         Column("enqueued_at", UTCDateTime(), nullable=False),
         Column("job_id", ID_TYPE, nullable=True),
-        Column("outcome", String(16), nullable=False, server_default="enqueued"),
+        Column("outcome", string(16), nullable=False, server_default="enqueued"),
         CheckConstraint(
             "outcome IN ('enqueued', 'skipped')", name=f"{p}scheduled_runs_outcome_check"
         ),
         UniqueConstraint("job_name", "scheduled_for", name=f"{p}scheduled_runs_slot_key"),
+        **options,
     )
     leases = Table(
         f"{p}job_leases",
         md,
-        Column("name", key_string(200), primary_key=True),
-        Column("holder", String(255), nullable=False),
+        Column("name", exact_string(200), primary_key=True),
+        Column("holder", string(255), nullable=False),
         Column("expires_at", UTCDateTime(), nullable=False),
+        **options,
     )
     side_effects = Table(
         f"{p}side_effects",
         md,
-        Column("key", key_string(255), primary_key=True),
-        Column("status", String(16), nullable=False),
-        Column("holder", String(255), nullable=True),
+        Column("key", exact_string(255), primary_key=True),
+        Column("status", string(16), nullable=False),
+        Column("holder", string(255), nullable=True),
         Column("job_id", ID_TYPE, nullable=True),
         Column("attempts", Integer, nullable=False, server_default="1"),
         Column("exit_code", Integer, nullable=True),
@@ -204,6 +242,7 @@ def build_tables(prefix: str = "") -> Tables:
         CheckConstraint(
             "status IN ('attempted', 'done', 'failed')", name=f"{p}side_effects_status_check"
         ),
+        **options,
     )
     # One row per finished run of a job (the job row keeps only the last one's output): who ran
     # it, the run's own start and end (the worker's clock, around the process or handler, not
@@ -215,17 +254,18 @@ def build_tables(prefix: str = "") -> Tables:
         md,
         Column("id", ID_TYPE, primary_key=True, autoincrement=True),
         Column("job_id", ID_TYPE, nullable=False),
-        Column("kind", key_string(200), nullable=False),
+        Column("kind", exact_string(200), nullable=False),
         Column("attempt", Integer, nullable=False),
-        Column("worker", String(255), nullable=False),
+        Column("worker", string(255), nullable=False),
         Column("started_at", UTCDateTime(), nullable=False),
         Column("finished_at", UTCDateTime(), nullable=False),
-        Column("outcome", String(16), nullable=False),
+        Column("outcome", string(16), nullable=False),
         Column("exit_code", Integer, nullable=True),
-        Column("error", Text, nullable=True),
-        Column("output_tail", Text, nullable=True),
+        Column("error", text_(), nullable=True),
+        Column("output_tail", text_(), nullable=True),
         CheckConstraint("outcome IN ('done', 'failed')", name=f"{p}job_attempts_outcome_check"),
         UniqueConstraint("job_id", "started_at", name=f"{p}job_attempts_run_key"),
+        **options,
     )
     # Run-time percentiles per kind over a window (status, metrics), and retention by age.
     Index(f"{p}job_attempts_kind_idx", attempts.c.kind, attempts.c.finished_at)

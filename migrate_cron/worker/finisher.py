@@ -16,9 +16,11 @@ A database outage keeps the outcomes here and retries with a capped backoff; ret
 is safe because every write is fenced (a repeated ``complete`` matches no row).
 
 A batch that fails for any other reason (a value the database refuses) is written again one
-outcome at a time, so one bad outcome never costs the others theirs: only the outcome that
-still cannot be written is recorded as a terminal failure naming why (its output left out),
-and if even that fails, only its lease is left to expire. Log lines name the error, never the
+outcome at a time, so one bad outcome never costs the others theirs; an outcome refused alone
+is written once more with its output and error in plain ASCII (``store.base.escaped``: what a
+latin1 column or a full TEXT column still takes), so a ``done`` stays ``done``. Only an outcome
+that even so cannot be written is recorded as a terminal failure naming why (its output left
+out), and if even that fails, only its lease is left to expire. Log lines name the error, never the
 job's output or a statement's parameters.
 """
 
@@ -27,8 +29,9 @@ from __future__ import annotations
 import threading
 import time
 from collections import deque
+from dataclasses import replace
 
-from migrate_cron.store.base import describe_error
+from migrate_cron.store.base import describe_error, escaped
 from migrate_cron.store.models import AttemptRun
 from migrate_cron.worker.inflight import Ledger
 from migrate_cron.worker.log import WorkerLog
@@ -142,6 +145,20 @@ class Finisher(threading.Thread):
             except Exception as exc:
                 reason = describe_error(exc)
             job_id, outcome = item
+            try:  # the same outcome with its text in plain ASCII (store/base.py: escaped)
+                self._flush([(job_id, replace(outcome, error=escaped(outcome.error),
+                                              output=escaped(outcome.output)))])  # fmt: skip
+                self._log.event(
+                    "escaped",
+                    f"job {job_id}: its {outcome.status} outcome is stored with its text "
+                    f"escaped ({reason})",
+                    job=job_id,
+                )
+                continue
+            except OUTAGE_ERRORS as exc:
+                return exc
+            except Exception as exc:
+                reason = describe_error(exc)
             self._log.event(
                 "unstorable",
                 f"job {job_id}: its {outcome.status} outcome could not be stored ({reason})",

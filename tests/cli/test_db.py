@@ -50,7 +50,13 @@ def test_upgrade_matches_schema_py_and_downgrade_leaves_nothing(
         assert "nothing to upgrade" in err
 
         rc, _, err = db("downgrade", url=db_url, prefix=table_prefix, cwd=tmp_path)
-        assert rc == 0, err  # one step back: the history goes, the queue and ledger stay
+        assert rc == 0, err  # one step back: the text columns stay utf8mb4 (nothing to undo)
+        assert tables_with_prefix(db_url, table_prefix) == {*ours, version_table}
+        rc, out, err = db("current", url=db_url, prefix=table_prefix, cwd=tmp_path)
+        assert out == f"{revision_id(table_prefix, 3)}\n", err
+
+        rc, _, err = db("downgrade", url=db_url, prefix=table_prefix, cwd=tmp_path)
+        assert rc == 0, err  # one more: the history goes, the queue and ledger stay
         assert tables_with_prefix(db_url, table_prefix) == {
             *(ours - {f"{table_prefix}job_attempts"}),
             version_table,

@@ -58,7 +58,27 @@ def test_the_released_first_revision_never_changes() -> None:
     history = render_revision("", 3)
     assert history.previous == ledger.rev_id
     assert history.table_names == ("job_attempts",)
-    assert revision_id("") == revision_id("", STEPS[-1].version) == history.rev_id
+    charset = render_revision("", 4)
+    assert charset.previous == history.rev_id
+    assert charset.table_names == ()
+    assert revision_id("") == revision_id("", STEPS[-1].version) == charset.rev_id
+
+
+def test_released_revisions_keep_the_text_types_they_were_released_with() -> None:
+    """Steps 1-3 render the tables as released (only key columns state utf8mb4), so the files
+    installs ran never change; step 4 converts the rest on MySQL/MariaDB alone."""
+    released = "".join(render_revision("", step).upgrades for step in (1, 2, 3))
+    assert released.count("charset='utf8mb4'") == 2 * 6  # kind, ref, job_name, name, key, kind
+    assert "sa.Column('output', sa.Text(), nullable=True)" in released
+    assert "mysql_charset" not in released and "mariadb_charset" not in released
+    convert = render_revision("", 4).upgrades
+    assert "op.create_table" not in convert
+    assert "if dialect == 'mysql':" in convert and "if dialect == 'mariadb':" in convert
+    for column in ("state", "locked_by", "last_error", "output", "outcome", "holder", "status",
+                   "worker", "error", "output_tail"):  # fmt: skip
+        assert f"MODIFY {column} " in convert, column
+    assert "MODIFY kind " not in convert and "MODIFY ref " not in convert  # already right
+    assert convert.count("COLLATE utf8mb4_nopad_bin") == convert.count("COLLATE utf8mb4_bin")
 
 
 @pytest.mark.parametrize("name", ["env.py", "script.py.mako"])
@@ -172,12 +192,13 @@ def test_an_older_install_gets_only_the_new_step_after_its_own_head(tmp_path: Pa
         "depends_on = None\n\n\ndef upgrade():\n    pass\n\n\ndef downgrade():\n    pass\n"
     )
     written = write_revisions(ScriptDirectory(str(tmp_path)), "mc_")
-    ledger = revision_id("mc_", 2)
+    ledger, history = revision_id("mc_", 2), revision_id("mc_", 3)
     assert [(w.rev_id, w.down_revision) for w in written] == [
         (ledger, "u3"),
-        (revision_id("mc_"), ledger),
+        (history, ledger),
+        (revision_id("mc_"), history),
     ]
-    assert [w.table_names for w in written] == [("mc_side_effects",), ("mc_job_attempts",)]
+    assert [w.table_names for w in written] == [("mc_side_effects",), ("mc_job_attempts",), ()]
 
 
 def _run_offline_upgrade(path: Path, dialect: str) -> str:
