@@ -16,6 +16,7 @@ Format (every key but the command/handler is optional)::
     shell = "/bin/sh"
     env = { MAILTO = "ops@example.com" }      # crontab env lines that applied
     cwd = "/var/www/shop"
+    cwd_fallback = "/var/spool/cron"  # where it runs if cwd (else HOME) is missing at run time
     stdin = ""                 # text after the first unescaped % in the crontab line
     timeout = 3600             # seconds; the whole process group is killed
     max_attempts = 5
@@ -147,6 +148,10 @@ class JobSpec:
     shell: str = "/bin/sh"
     env: Mapping[str, str] = field(default_factory=dict)
     cwd: str | None = None
+    #: Where the command runs when its directory (``cwd``, else HOME) does not exist at run
+    #: time: cron's own directory under Debian's cron and busybox (``generate`` writes it).
+    #: None: such a run fails at once, not retried, as cronie does not run it.
+    cwd_fallback: str | None = None
     stdin: str | None = None
     timeout: float | None = None
     max_attempts: int = 5
@@ -303,6 +308,7 @@ _KEYS = {
     "user": str,
     "env": dict,
     "cwd": str,
+    "cwd_fallback": str,
     "stdin": str,
     "timeout": (int, float),
     "max_attempts": int,
@@ -471,6 +477,7 @@ def _job(path: str, name: str, t: dict[str, Any], section: str = "job") -> JobSp
         shell=t.get("shell", "/bin/sh"),
         env=dict(env),
         cwd=t.get("cwd"),
+        cwd_fallback=_fallback(t.get("cwd_fallback"), bad),
         stdin=t.get("stdin"),
         timeout=float(timeout) if timeout is not None else None,
         max_attempts=max_attempts,
@@ -505,8 +512,8 @@ _TABLE_KEYS = {
     "batch": int,
     "lease": (int, float),
 }
-_TABLE_RUN = ("command", "handler", "shell", "env", "cwd", "timeout", "max_attempts", "backoff",
-              "user")  # fmt: skip
+_TABLE_RUN = ("command", "handler", "shell", "env", "cwd", "cwd_fallback", "timeout",
+              "max_attempts", "backoff", "user")  # fmt: skip
 _STATUS_KEYS = ("ready", "processing", "done", "failed")
 #: Identifiers go into SQL as quoted names: plain ones only, so no quoting rule of any
 #: dialect matters (PostgreSQL cuts names at 63 bytes).
@@ -593,6 +600,17 @@ def _user(user: str | None, handler: str | None, bad: Any) -> str | None:
             "the worker as that user instead",
         )
     return user
+
+
+def _fallback(path: str | None, bad: Any) -> str | None:
+    """``cwd_fallback``: an absolute directory (it stands for cron's own, whatever the
+    registry's directory is)."""
+    if path is not None and not path.startswith("/"):
+        raise bad(
+            "cwd_fallback",
+            f'{path!r} is not an absolute directory; e.g. cwd_fallback = "/var/spool/cron"',
+        )
+    return path
 
 
 def _backoff(raw: dict[str, Any], bad: Any) -> Backoff:

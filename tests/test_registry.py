@@ -84,6 +84,7 @@ def test_unknown_job_among_many_lists_a_few_and_counts_the_rest() -> None:
         ('[jobs.a]\ncommand = "x"\nbackoff = { base = 10, cap = 1 }\n', "cap must be >= base"),
         ('[jobs."a b"]\ncommand = "x"\n', "names use letters"),
         ("[jobs.a\ncommand = 1\n", "invalid TOML"),
+        ('[jobs.a]\ncommand = "x"\ncwd_fallback = "spool"\n', "key 'cwd_fallback': 'spool' is"),
     ],
 )
 def test_errors_name_file_job_and_key(tmp_path: Path, body: str, message: str) -> None:

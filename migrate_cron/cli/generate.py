@@ -380,6 +380,7 @@ def generate_registry(
                     {"zone": z.zone, "reason": z.reason, "lines": list(z.lines)}
                     for z in result.zones
                 ],
+                "notices": list(result.notices),
             }
         )
     elif dry_run:

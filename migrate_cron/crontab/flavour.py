@@ -63,6 +63,13 @@ class Flavour:
     #: where a failed chdir stops the job). False: the passwd home always (busybox
     #: ``change_user``: ``chdir(pas->pw_dir)``).
     home_from_crontab: bool = True
+    #: Where the command runs when that chdir fails (the home does not exist): the daemon's
+    #: own directory. Debian's ``child_process`` ignores what ``chdir(HOME)`` returns, so the
+    #: command runs where ``set_cron_cwd`` put the daemon, CRONDIR (``/var/spool/cron``);
+    #: busybox ``change_user`` falls back to ``xchdir(CRON_DIR)`` (``/var/spool/cron``).
+    #: None: the command does not run (cronie: ``cron_change_user_permanently`` logs "ERROR
+    #: chdir failed" and the job's process exits before the shell starts).
+    home_missing_dir: str | None = "/var/spool/cron"
 
 
 FLAVOURS: dict[Cron, Flavour] = {
@@ -90,6 +97,7 @@ FLAVOURS: dict[Cron, Flavour] = {
         source="cronie (crontab(5), src/entry.c, src/user.c)",
         label="cronie",
         bin_sh="bash",
+        home_missing_dir=None,
     ),
     Cron.BUSYBOX: Flavour(
         Cron.BUSYBOX,

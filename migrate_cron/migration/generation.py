@@ -75,7 +75,8 @@ class Proposal:
     jobs: list[GeneratedJob]
     skipped: list[Skipped]
     zones: list[ZoneUse]
-    #: Sentences about whole files the user must read (a file cron ignores today).
+    #: Sentences the user must read: about whole files (a file cron ignores today) and
+    #: ``FILE:LINE: …`` about a line whose home directory is missing on this host.
     notices: list[str] = field(default_factory=list)
 
 
@@ -134,11 +135,13 @@ def proposed_jobs(
             refusal = _refusal(errors, zone, force)
             if isinstance(zone, Refusal):
                 zone = EntryZone(default_timezone, "")
-            job = _job(line, path, zone.zone, hint, owner, parsed.host, cron, errors)
+            job, homeless = _job(line, path, zone.zone, hint, owner, parsed.host, cron, errors)
             where = parsed.label
             if refusal is not None:
                 jobs.append(replace(job, refusal=replace(refusal, file=where)))
                 continue
+            if homeless:
+                notices.append(f"{where}:{line.number}: {homeless}")
             zones.setdefault((zone.zone, zone.reason), []).append(f"{where}:{line.number}")
             if hint.name in by_name and hint.name != Advice().name:
                 # The analysis named it like a line on another host: one job, one more origin.
@@ -217,12 +220,13 @@ def _job(
     host: str | None,
     cron: Flavour,
     errors: Sequence[str],
-) -> GeneratedJob:
-    """``owner`` is the user whose crontab a user-format file is (``--user``, or the name of a
+) -> tuple[GeneratedJob, str | None]:
+    """The entry, and what to say on stderr about its directory when it is missing here.
+    ``owner`` is the user whose crontab a user-format file is (``--user``, or the name of a
     file under a cron spool directory); system lines carry their own user field. A line with
     ``errors`` gets them as its comment, in place of the plan's verdict."""
     env = {k: v for k, v in line.env.items() if k not in _NOT_ENV}
-    home, where = working_directory(line, line.user or owner, cron)
+    home, where, missing = working_directory(line, line.user or owner, cron)
     note = hint.note
     if errors:
         head = note.split(" — ", 1)[0].split("\n", 1)[0]
@@ -232,7 +236,7 @@ def _job(
             + [f"error: {e}" for e in errors]
             + ([policy] if policy else [])
         )
-    return GeneratedJob(
+    job = GeneratedJob(
         name=hint.name,
         command=line.shell_command or "",
         schedule=line.schedule or "",
@@ -243,42 +247,69 @@ def _job(
         env=env,
         stdin=line.stdin,
         cwd=home,
+        cwd_fallback=cron.home_missing_dir,
         policy=hint.policy,
         note=note + (f"\n{where}" if where else "") + (_LOCKED if hint.locked else ""),
         concurrency=1 if hint.locked else None,
         overlap="skip" if hint.locked else None,
     )
+    return job, where.removeprefix("cwd: ") if missing else None
 
 
-def working_directory(line: CrontabLine, user: str | None, cron: Flavour) -> tuple[str | None, str]:
-    """Where cron runs the line, and a comment saying why: the ``HOME=`` set above it (Debian
-    and cronie chdir to the job's HOME, the crontab's value first), else its user's home."""
+def working_directory(
+    line: CrontabLine, user: str | None, cron: Flavour
+) -> tuple[str | None, str, bool]:
+    """Where cron runs the line, a comment saying why, and whether that directory is missing
+    on this host: the ``HOME=`` set above it (Debian and cronie chdir to the job's HOME, the
+    crontab's value first), else its user's home. A missing directory is still the entry's
+    ``cwd`` (it may exist where and when the worker runs); the comment says what ``cron``
+    does without it, which the worker does too (``cwd_fallback``)."""
     home = line.env.get("HOME") if cron.home_from_crontab else None
     if home is None:
-        return home_of(user)
-    if home.startswith("/"):
-        return home, f"cwd: HOME={home} above the line: {cron.label} runs the command there"
-    found, where = home_of(user)
-    return found, f"HOME={home} above the line is not an absolute path; {where}"
+        return home_of(user, cron)
+    if not home.startswith("/"):
+        found, where, missing = home_of(user, cron)
+        return found, f"HOME={home} above the line is not an absolute path; {where}", missing
+    if not Path(home).is_dir():
+        return home, f"cwd: HOME={home} above the line, which {home_missing(cron)}", True
+    return home, f"cwd: HOME={home} above the line: {cron.label} runs the command there", False
 
 
-def home_of(user: str | None) -> tuple[str | None, str]:
+def home_of(user: str | None, cron: Flavour) -> tuple[str | None, str, bool]:
     """Where cron runs a line: its owner's home. For a system line that is the user field's
     home on this host; a user crontab is assumed to be the current user's (the usual
-    ``crontab -l > file``). None when that directory does not exist here."""
+    ``crontab -l > file``): a missing one is left unset (the worker's own HOME then)."""
     import pwd
 
     try:
         home = pwd.getpwnam(user).pw_dir if user else str(Path.home())
     except (KeyError, RuntimeError):
-        return None, f"cwd not set: no home directory for {user or 'this user'} on this host"
+        return None, f"cwd not set: no home directory for {user or 'this user'} on this host", False
     if not Path(home).is_dir():
-        return None, f"cwd not set: {home} does not exist on this host"
+        if not user:
+            return None, f"cwd not set: {home} {home_missing(cron)}", True
+        return home, f"cwd: {user}'s home {home}, which {home_missing(cron)}", True
     if user:
-        return home, f"cwd: {user}'s home, where cron runs the line"
+        return home, f"cwd: {user}'s home, where cron runs the line", False
     return (
         home,
         "cwd: the home of the user who generated this (cron runs a line in its owner's home)",
+        False,
+    )
+
+
+def home_missing(cron: Flavour) -> str:
+    """The end of a sentence about a missing directory: what ``cron`` does then, which the
+    worker does too."""
+    if cron.home_missing_dir is not None:
+        return (
+            f"does not exist on this host: {cron.label} then runs the command in "
+            f"{cron.home_missing_dir}, and so does the worker (cwd_fallback)"
+        )
+    return (
+        f"does not exist on this host: {cron.label} then does not run the command (it logs "
+        '"chdir failed"); neither does the worker: each such run fails at once, not retried, '
+        "until the directory exists"
     )
 
 

@@ -85,6 +85,8 @@ class GeneratedJob:
     env: Mapping[str, str] = field(default_factory=dict)
     stdin: str | None = None
     cwd: str | None = None
+    #: Where the worker runs it when ``cwd`` is missing: what the cron did (None: not run).
+    cwd_fallback: str | None = None
     policy: str = "skip"
     note: str = ""
     concurrency: int | None = None
@@ -564,7 +566,7 @@ def _new_entry(g: GeneratedJob, registry_dir: Path) -> Table:
 
 def _update_entry(t: Any, g: GeneratedJob, registry_dir: Path) -> None:
     _fill(t, g, registry_dir)
-    for key in ("stdin", "cwd", "user"):
+    for key in ("stdin", "cwd", "cwd_fallback", "user"):
         if getattr(g, key) is None and key in t:
             del t[key]
     del t["source"]
@@ -583,6 +585,8 @@ def _fill(t: Any, g: GeneratedJob, registry_dir: Path) -> None:
     t["env"] = env
     if g.cwd is not None:
         t["cwd"] = g.cwd
+    if g.cwd_fallback is not None:
+        t["cwd_fallback"] = g.cwd_fallback
     if g.stdin is not None:
         t["stdin"] = g.stdin
     if "policy" not in t:

@@ -62,6 +62,8 @@ class WorkerLog:
                 fields["error"] = error
                 if outcome.retry_in:
                     fields["retry_in"] = round(outcome.retry_in, 3)
+            if outcome.note:
+                fields["note"] = outcome.note
             self._write("finish", **fields)
             return
         line = (
@@ -72,6 +74,8 @@ class WorkerLog:
             line += f" error={quote(error)}"
             if outcome.retry_in:
                 line += f" retry_in={outcome.retry_in:.3f}s"
+        if outcome.note:
+            line += f" note={quote(outcome.note)}"
         self._emit(line)
 
     def event(self, event: str, message: str, **fields: Any) -> None:

@@ -34,6 +34,9 @@ class Outcome:
     #: attempts history and ``status`` durations report, not claim → outcome written.
     started_at: datetime | None = None
     duration: float | None = None
+    #: Something the worker's log says with the outcome (the command ran in its
+    #: ``cwd_fallback`` because its directory is missing).
+    note: str | None = None
 
     @classmethod
     def done(cls, output: str | None = None, *, exit_code: int | None = None) -> Outcome:

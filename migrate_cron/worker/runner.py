@@ -10,9 +10,12 @@ entry (code under review). The row contributes data only, as environment variabl
 
 The environment is cron's minimal one (HOME, LOGNAME, USER, PATH=/usr/bin:/bin, SHELL) with the
 job's env lines on top, not the worker's environment. The working directory is the job's
-``cwd`` or, as with cron, HOME. The command runs in its own session and process group; a
-timeout or a shutdown signals the whole group (SIGTERM, then SIGKILL after ``kill_grace``), so
-grandchildren go too (a process that calls setsid itself escapes, as it would escape cron).
+``cwd`` or, as with cron, HOME; when that directory is missing, the entry's ``cwd_fallback``
+(cron's own directory, as Debian's cron and busybox run it), else the run fails at once and
+says why (as cronie does not run it): see ``workdir.py``. The command runs in its own session
+and process group; a timeout or a shutdown signals the whole group (SIGTERM, then SIGKILL after
+``kill_grace``), so grandchildren go too (a process that calls setsid itself escapes, as it
+would escape cron).
 Exit status 0 is success. stdout and stderr are read as they come and only their last
 ``output_cap`` bytes are kept, so a chatty job cannot grow the worker's memory.
 """
@@ -30,13 +33,14 @@ import signal
 import subprocess
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from migrate_cron.registry import JobSpec
 from migrate_cron.store.models import Job
 from migrate_cron.worker.cancel import Cancel
 from migrate_cron.worker.identity import Identity, IdentityError, lookup
 from migrate_cron.worker.outcome import Outcome
+from migrate_cron.worker.workdir import choose
 
 CRON_PATH = "/usr/bin:/bin"
 _POLL = 0.1  # how often a waiting runner looks at its cancel flag
@@ -78,6 +82,10 @@ class CommandResult:
     timed_out: bool = False
     cancelled: bool = False
     start_error: str | None = None
+    #: The run did not start for a reason a retry cannot change (its directory is missing).
+    permanent: bool = False
+    #: Said in the worker's log with the outcome: the fallback directory was taken.
+    note: str | None = None
 
 
 @functools.cache
@@ -122,7 +130,15 @@ def run_command(
     except IdentityError as exc:  # the catalog filters these; a passwd change since start
         return CommandResult(None, "", "", start_error=f"cannot run as {spec.user}: {exc}")
     env = cron_environment(spec, job, identity)
-    workdir = cwd or spec.cwd or env["HOME"]
+    place = choose(
+        cwd or spec.cwd or env["HOME"],
+        spec.cwd_fallback,
+        what="cwd" if cwd or spec.cwd else "HOME",
+        job_id=job.id,
+    )
+    if place.path is None:
+        return CommandResult(None, "", "", start_error=place.note, permanent=True)
+    workdir = place.path
     stdin_data = spec.stdin.encode() if spec.stdin else None
     try:
         proc = subprocess.Popen(
@@ -159,6 +175,7 @@ def run_command(
         err.text(),
         timed_out=stopped == "timeout",
         cancelled=stopped == "cancel",
+        note=place.note,
     )
 
 
@@ -279,7 +296,12 @@ def command_outcome(result: CommandResult, timeout: float | None) -> Outcome:
     and quotes the end of stderr, the output keeps both tails."""
     output = _combined_output(result)
     if result.start_error is not None:
-        return Outcome.failed(result.start_error, output)
+        return Outcome.failed(result.start_error, output, terminal=result.permanent)
+    outcome = _ended(result, timeout, output)
+    return replace(outcome, note=result.note) if result.note else outcome
+
+
+def _ended(result: CommandResult, timeout: float | None, output: str) -> Outcome:
     if result.cancelled:
         return Outcome.release()  # the caller decides: shutdown → release, lease lost → lost
     if result.timed_out:

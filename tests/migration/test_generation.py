@@ -178,7 +178,11 @@ def test_cwd_is_the_home_set_above_the_line(tmp_path: Path) -> None:
     jobs, _, registry = run(tmp_path, text)
     assert jobs["nightly"]["cwd"] == "/srv/reports/current"
     assert jobs["nightly"]["env"]["HOME"] == "/srv/reports/current"
-    assert "cwd: HOME=/srv/reports/current above the line: Debian's cron runs" in registry
+    assert (
+        "cwd: HOME=/srv/reports/current above the line, which does not exist on this host: "
+        "Debian's cron then runs the command in /var/spool/cron" in registry
+    )
+    assert jobs["nightly"]["cwd_fallback"] == "/var/spool/cron"
     # Above it nothing set HOME: as before, the home of the crontab's user.
     assert jobs["uptime"].get("cwd") == str(Path.home())
     assert "HOME=relative/dir above the line is not an absolute path" in registry

@@ -195,3 +195,12 @@ def stop_process(proc: subprocess.Popen[str]) -> None:
         kill_group_quietly(proc.pid)
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(10)
+
+
+def queue_env(db_url: str, prefix: str, registry: Path) -> dict[str, str]:
+    """The environment that points the installed command at a test's queue and registry."""
+    return {
+        "MIGRATE_CRON_DATABASE_URL": db_url,
+        "MIGRATE_CRON_TABLE_PREFIX": prefix,
+        "MIGRATE_CRON_REGISTRY": str(registry),
+    }

@@ -22,21 +22,9 @@ import pytest
 from migrate_cron.registry import load_registry
 from migrate_cron.store import JobState, Store
 from tests.conftest import IN_CI, run_cli
+from tests.worker.helpers import queue_env
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def shared_tmp() -> Iterator[Path]:
-    """A directory every user can enter (pytest's own tmp_path is private to root)."""
-    import tempfile
-
-    path = Path(tempfile.mkdtemp(prefix="mct-users-", dir="/tmp"))
-    path.chmod(0o755)
-    try:
-        yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture
@@ -81,21 +69,13 @@ def _project(tmp_path: Path, user: str) -> tuple[Path, str, Path]:
     return registry, spec.name, out
 
 
-def _env(db_url: str, prefix: str, registry: Path) -> dict[str, str]:
-    return {
-        "MIGRATE_CRON_DATABASE_URL": db_url,
-        "MIGRATE_CRON_TABLE_PREFIX": prefix,
-        "MIGRATE_CRON_REGISTRY": str(registry),
-    }
-
-
 def test_a_root_worker_runs_the_line_as_its_user(
     store: Store, db_url: str, table_prefix: str, shared_tmp: Path, throwaway_user: str
 ) -> None:
     tmp_path = shared_tmp
     registry, name, out = _project(tmp_path, throwaway_user)
     home = pwd.getpwnam(throwaway_user).pw_dir
-    env = _env(db_url, table_prefix, registry)
+    env = queue_env(db_url, table_prefix, registry)
     assert run_cli("enqueue", name, env=env, cwd=tmp_path).returncode == 0
     done = run_cli("worker", "--once", env=env, cwd=tmp_path, timeout=60)
     assert done.returncode == 0, done.stderr
@@ -113,7 +93,7 @@ def test_a_worker_that_cannot_become_the_user_leaves_the_job_to_others(
     store.create_schema()
     try:
         registry, name, out = _project(tmp_path, throwaway_user)
-        env = _env(pg_database, table_prefix, registry)
+        env = queue_env(pg_database, table_prefix, registry)
         job_id = store.enqueue(name, run_at=store.db_now()).job_id
         # Another non-root user's worker: not claimed, said once, status --check fires.
         other = _as_user("nobody", ["worker", "--once"], env, tmp_path)

@@ -75,6 +75,35 @@ def test_default_cwd_is_home_like_cron() -> None:
     )
 
 
+def test_a_missing_directory_runs_in_the_fallback_and_says_so(tmp_path: Path) -> None:
+    """Debian's cron and busybox: the home vanished after generate; cron's own directory."""
+    gone, spool = tmp_path / "home-gone", tmp_path / "spool"
+    spool.mkdir()
+    spec = JobSpec(name="k", command="pwd", cwd=str(gone), cwd_fallback=str(spool))
+    _, outcome = _run(spec)
+    assert outcome.status == DONE and outcome.output == f"{spool}\n"
+    assert outcome.note == f"{gone} (cwd) does not exist: ran in {spool} (cwd_fallback)"
+    # The home is back: the check is made at each run, the fallback is not remembered.
+    gone.mkdir()
+    _, outcome = _run(spec)
+    assert outcome.output == f"{gone}\n" and outcome.note is None
+
+
+@pytest.mark.parametrize("fallback", [None, "/no/such/spool"])
+def test_a_missing_home_without_a_usable_fallback_fails_at_once(fallback: str | None) -> None:
+    """cronie (no fallback), or a host without cron's directory: not run, not retried."""
+    spec = JobSpec(name="k", command="true", env={"HOME": "/no/such/home"}, cwd_fallback=fallback)
+    result, outcome = _run(spec, job=make_job(job_id=7))
+    assert result.returncode is None and result.permanent
+    assert outcome.status == FAILED and outcome.terminal and outcome.error is not None
+    assert "not run:" in outcome.error and "/no/such/home (HOME)" in outcome.error
+    assert "`migrate-cron jobs retry 7`" in outcome.error
+    if fallback:
+        assert f"nor its cwd_fallback {fallback} exists" in outcome.error
+    else:
+        assert "has no cwd_fallback (cronie does not run such a job either)" in outcome.error
+
+
 def test_exit_code_and_stderr_tail_in_the_error() -> None:
     spec = JobSpec(name="k", command="echo to-out; echo first >&2; echo 'disk full' >&2; exit 3")
     _, outcome = _run(spec)
@@ -161,7 +190,10 @@ def test_cancel_stops_the_command_and_asks_for_release(tmp_path: Path) -> None:
     ("spec", "message"),
     [
         (JobSpec(name="k", command="true", shell="/no/such/shell"), "cannot start /no/such/shell"),
-        (JobSpec(name="k", command="true", cwd="/no/such/dir"), "in /no/such/dir"),
+        (
+            JobSpec(name="k", command="true", cwd="/no/such/dir"),
+            "its directory /no/such/dir (cwd) does not exist",
+        ),
     ],
 )
 def test_start_errors_are_failures_with_a_reason(spec: JobSpec, message: str) -> None:
