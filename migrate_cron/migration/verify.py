@@ -95,9 +95,25 @@ def verify_job(
     own = [o.path for o in origins if o.path is not None]
     checks.append(_dual(registry, spec, list(files) if files else own, origins, read))
     checks.append(_queue(spec, now, history))
+    if registry.errors:
+        checks.append(_registry_errors(registry))
     if live is not None:
         checks.append(_alive(spec, live))
     return VerifyReport(spec.name, spec.mode, tuple(checks))
+
+
+def _registry_errors(registry: Registry) -> Check:
+    """Entries that did not load: the worker and the scheduler leave them (their runs wait,
+    or are spooled by ``enqueue``), so a check of the registry fails on them."""
+    errors = list(registry.errors.values())
+    return Check(
+        "registry",
+        "every registry entry loads",
+        FAIL,
+        f"{len(errors)} entr{'y does' if len(errors) == 1 else 'ies do'} not load: workers and "
+        "schedulers leave them, enqueue spools their runs",
+        tuple(str(e) for e in errors),
+    )
 
 
 @dataclass(frozen=True)
