@@ -88,9 +88,7 @@ LAYOUTS_THE_SCAN_LEAVES_TO_THE_PARSER = {
     LAYOUTS_THE_SCAN_LEAVES_TO_THE_PARSER.values(),
     ids=list(LAYOUTS_THE_SCAN_LEAVES_TO_THE_PARSER),
 )
-def test_what_the_scan_cannot_be_sure_of_goes_to_the_whole_parse(
-    tmp_path: Path, text: str
-) -> None:
+def test_what_the_scan_cannot_be_sure_of_goes_to_the_whole_parse(tmp_path: Path, text: str) -> None:
     path = tmp_path / "r.toml"
     path.write_text(text)
     found = scanned(text, "a")
