@@ -96,15 +96,21 @@ def _offset_of(data: bytes | mmap.mmap, job: Sequence[Table], key: str | None) -
         for t in job:
             if len(t.keys) > 2 and t.keys[2] == key:
                 return t.start
-        k = re.escape(key.encode())
-        pattern = re.compile(
-            rb"^[ \t]*(?:" + k + rb'|"' + k + rb'"|\'' + k + rb"')[ \t]*[.=]", re.M
-        )
-        for t in job:
-            m = pattern.search(data, t.start, t.end)
-            if m is not None:
-                return m.start()
+        at = _key_line(data, job, key)
+        if at is not None:
+            return at
     return job[0].start
+
+
+def _key_line(data: bytes | mmap.mmap, tables: Sequence[Table], key: str) -> int | None:
+    """Offset of the first line of ``tables`` that sets ``key`` (bare or quoted)."""
+    k = re.escape(key.encode())
+    pattern = re.compile(rb"^[ \t]*(?:" + k + rb'|"' + k + rb'"|\'' + k + rb"')[ \t]*[.=]", re.M)
+    for t in tables:
+        m = pattern.search(data, t.start, t.end)
+        if m is not None:
+            return m.start()
+    return None
 
 
 def lines_at(data: bytes | mmap.mmap, offsets: Sequence[int]) -> dict[int, int]:
@@ -123,18 +129,22 @@ def entry_lines(data: bytes | mmap.mmap, wanted: Mapping[str, str | None]) -> di
     registry with many bad entries still loads in the time of one parse."""
     triples = _multiline_spans(data) or []
     tables: dict[str, list[Table]] = {}
+    jobs_tables: list[Table] = []  # [jobs] itself: entries written as keys (x = { … })
     pos = _first_header(data, triples)
     while pos < len(data):
         m = _HEADER.match(data, pos)
         end = _next_header(data, m.end(), triples) if m else len(data)
         keys = _keys(m.group(2)) if m else None
-        if keys is not None and len(keys) > 1 and keys[0] == "jobs" and keys[1] in wanted:
+        if keys == ("jobs",):
+            jobs_tables.append(Table(pos, end, keys))
+        elif keys is not None and len(keys) > 1 and keys[0] == "jobs" and keys[1] in wanted:
             tables.setdefault(keys[1], []).append(Table(pos, end, keys))
         pos = end
     offsets = {
         name: at
-        for name, job in tables.items()
-        if (at := _offset_of(data, job, wanted[name])) is not None
+        for name in wanted
+        if (at := _offset_of(data, tables.get(name, ()), wanted[name])) is not None
+        or (at := _key_line(data, jobs_tables, name)) is not None
     }
     lines = lines_at(data, list(offsets.values()))
     return {name: lines[at] for name, at in offsets.items()}

@@ -12,7 +12,7 @@ file system, a file where the directory should be) does not lose the run: a slot
 to the first of these places that takes it (``places``):
 
 1. ``--spool`` / ``$MIGRATE_CRON_SPOOL``, when given;
-2. ``/var/spool/migrate-cron``, when this user may write there (root, usually);
+2. ``/var/spool/migrate-cron``, for root (and any user who may write there);
 3. the user's state directory, ``$XDG_STATE_HOME`` or ``~/.local/state``, ``/migrate-cron/spool``;
 4. ``$TMPDIR`` (default ``/tmp``) ``/migrate-cron-UID``: often another file system (tmpfs),
    but gone at a reboot — the exit-75 line names the place, so cron's mail says where it is.
@@ -112,7 +112,7 @@ def places(explicit: Path | None = None, environ: Mapping[str, str] | None = Non
     env = os.environ if environ is None else environ
     first = explicit or (Path(env[SPOOL_ENV]) if env.get(SPOOL_ENV) else None)
     out = [first] if first is not None else []
-    if _writable(SYSTEM_SPOOL):  # root's, usually: another user never wrote there
+    if os.geteuid() == 0 or _writable(SYSTEM_SPOOL):  # another user never wrote there
         out.append(SYSTEM_SPOOL)
     home = env.get("HOME") or str(Path.home())
     state = env.get("XDG_STATE_HOME") or os.path.join(home, ".local", "state")

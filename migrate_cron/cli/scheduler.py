@@ -191,7 +191,7 @@ def scheduler(
         pauses=store.paused,
     )
     for name, error in reg.errors.items():
-        log.event("registry-error", f"job {name!r} is not scheduled: {error}")
+        log.event("registry-error", f"job {name!r} is left out: {error}")
     if not once:
         log.event("start", jobs=len(jobs), database=store.url_safe)
     try:

@@ -96,6 +96,8 @@ def test_malformed_registry_is_one_error_naming_file_and_key(path: Path, tmp_pat
     line = result.err.strip()
     assert line.startswith(f"error: {path}:"), line  # the file, first
     assert "\n" not in line, "one line, not a wall of text"
+    if any(f.startswith("job '") for f in expected):  # an entry's error: its line too
+        assert re.match(rf"error: {re.escape(str(path))}:\d+: job '", line), line
     for fragment in expected:
         if fragment.startswith("line "):
             assert f"at {fragment}," in line, (fragment, line)  # TOML syntax: the line
@@ -173,6 +175,27 @@ def test_generate_registry_names_the_lines_it_could_not_take(tmp_path: Path) -> 
     skipped = json.loads(result.out)["skipped"]
     assert len(skipped) == len(CRONTAB_ERRORS["fields.cron"])
     assert result.code == 1
+
+
+def test_generate_registry_refuses_a_line_no_process_could_run(tmp_path: Path) -> None:
+    """A NUL byte in a command or an env line (cron cuts the line there; Python cannot start a
+    process with one) once became a registry value every attempt failed on in 40 ms: now the
+    line is refused with file:line, the others are written, and what is written loads."""
+    crontab = tmp_path / "nul.cron"
+    crontab.write_bytes(
+        b"* * * * * echo a\x00b\n"
+        b"0 1 * * * /bin/true\n"
+        b"FOO=x\x00y\n"
+        b"0 2 * * * /bin/false\n"
+    )
+    out = tmp_path / "r.toml"
+    result = invoke("generate", "registry", str(crontab), "-o", str(out), "--json", "--tz", "UTC")
+    assert TRACEBACK not in result.both
+    skipped = {s["line"]: s["reason"] for s in json.loads(result.out)["skipped"]}
+    assert set(skipped) == {1, 4}
+    assert "NUL byte" in skipped[1] and "value of 'FOO' holds a NUL byte" in skipped[4]
+    assert f"{crontab}:1" in result.err and f"{crontab}:4" in result.err
+    assert [j.command for j in load_registry(out)] == ["/bin/true"]
 
 
 # ---------------------------------------------------------------------- fuzzing
