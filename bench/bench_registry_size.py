@@ -38,7 +38,7 @@ TARGET_MS = 20
 
 ENTRY = """\
 [jobs.report-{i}]
-# crontab:{line} — plan step 4 (leave alone): maintenance or a report at fixed times: a schedule is exactly right
+# crontab:{line} — plan step 4 (leave alone): a report at fixed times: a schedule is right
 # policy skip: the next run does the same work; nothing is lost by skipping
 # cwd: root's home, where cron runs the line
 schedule = "{m} {h} * * *"
@@ -72,11 +72,12 @@ def registry(path: Path, jobs: int) -> str:
 def call(args: list[str], env: dict[str, str]) -> tuple[float, float, float]:
     """(wall s, CPU s, max RSS MiB) of one run of the command."""
     start = time.perf_counter()
-    proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)  # --quiet: at most one line on stderr
     wall = time.perf_counter() - start
-    out, err = proc.communicate()
-    if os.waitstatus_to_exitcode(status) != 0:
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    err = proc.stderr.read() if proc.stderr else b""
+    if proc.returncode != 0:
         raise RuntimeError(f"{args}: {err.decode().strip()}")
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 

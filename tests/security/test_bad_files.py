@@ -183,10 +183,7 @@ def test_generate_registry_refuses_a_line_no_process_could_run(tmp_path: Path) -
     line is refused with file:line, the others are written, and what is written loads."""
     crontab = tmp_path / "nul.cron"
     crontab.write_bytes(
-        b"* * * * * echo a\x00b\n"
-        b"0 1 * * * /bin/true\n"
-        b"FOO=x\x00y\n"
-        b"0 2 * * * /bin/false\n"
+        b"* * * * * echo a\x00b\n0 1 * * * /bin/true\nFOO=x\x00y\n0 2 * * * /bin/false\n"
     )
     out = tmp_path / "r.toml"
     result = invoke("generate", "registry", str(crontab), "-o", str(out), "--json", "--tz", "UTC")
