@@ -801,7 +801,7 @@ def _sources(t: Mapping[str, Any], bad: Any) -> tuple[Source, ...]:
     return sources
 
 
-#: A source table's keys and the type each must have (None: optional).
+#: A source table's keys: the type each must have, and whether it is required.
 _SOURCE_KEYS: dict[str, tuple[type, bool]] = {
     "file": (str, True),
     "line": (int, True),
