@@ -93,7 +93,7 @@ def enqueue_slot(
         else open_store(config.database_url, prefix=config.table_prefix)
     )
     try:
-        replayed = sum(1 for _ in spool.flush(target, lambda e: replay(store, e)))
+        replayed = sum(1 for _ in spool.flush(target, replayer(store)))
         result = store.enqueue_run(
             spec.name,
             when,
@@ -152,7 +152,7 @@ def _spool_unresolved(
     problem: str,
 ) -> int:
     """The job's entry cannot be read: keep what is known — its name, when cron fired it,
-    the ``--slot`` given — so the run is enqueued once the entry loads again (``replay``).
+    the ``--slot`` given — so the run is enqueued once the entry loads again (``replayer``).
     Exit 75 with one line: cron mails it every time the line fires until it is fixed."""
     from datetime import UTC, datetime
 
@@ -208,24 +208,41 @@ def _say_spooled(
     sys.stderr.flush()
 
 
-def replay(store: SlotWriter, entry: SpooledSlot) -> bool:
-    """Write one spooled slot; False leaves it spooled: an unresolved slot whose entry still
-    does not load (or no longer names a slot of the job's schedule)."""
-    if entry.registry is None:
-        assert entry.max_attempts is not None
-        store.enqueue_run(entry.job, entry.slot, max_attempts=entry.max_attempts)
-        return True
+def replayer(store: SlotWriter) -> Callable[[SpooledSlot], bool]:
+    """What writes one spooled slot, for ``Spool.flush``: False leaves it spooled — an
+    unresolved slot whose entry still does not load (or no longer names a slot of the job's
+    schedule). Each entry is read once per replay: a line that fired every minute while its
+    entry was bad has many slots waiting, one read serves them all."""
     from migrate_cron.errors import ConfigError, UnknownJob, UsageError
-    from migrate_cron.registry import load_job
+    from migrate_cron.registry import JobSpec, load_job
     from migrate_cron.scheduler.slot import resolve_slot
 
-    try:
-        spec = load_job(entry.registry, entry.job)
-        when = resolve_slot(spec, entry.slot_arg or "auto", entry.slot)
-    except (ConfigError, UsageError, UnknownJob):
-        return False
-    store.enqueue_run(spec.name, when, max_attempts=spec.max_attempts)
-    return True
+    specs: dict[tuple[str, str], JobSpec | None] = {}
+
+    def spec_of(registry: str, name: str) -> JobSpec | None:
+        if (registry, name) not in specs:
+            try:
+                specs[registry, name] = load_job(registry, name)
+            except (ConfigError, UsageError, UnknownJob):
+                specs[registry, name] = None
+        return specs[registry, name]
+
+    def write(entry: SpooledSlot) -> bool:
+        if entry.registry is None:
+            assert entry.max_attempts is not None
+            store.enqueue_run(entry.job, entry.slot, max_attempts=entry.max_attempts)
+            return True
+        spec = spec_of(entry.registry, entry.job)
+        if spec is None:
+            return False
+        try:
+            when = resolve_slot(spec, entry.slot_arg or "auto", entry.slot)
+        except (ConfigError, UsageError):
+            return False
+        store.enqueue_run(spec.name, when, max_attempts=spec.max_attempts)
+        return True
+
+    return write
 
 
 class _Watchdog:

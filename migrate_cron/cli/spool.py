@@ -70,7 +70,7 @@ def spool_flush(
     Example: migrate-cron spool flush --database-url postgresql://app@db/app
     """
     from migrate_cron.cli.common import open_store, settings
-    from migrate_cron.cli.producer import replay
+    from migrate_cron.cli.producer import replayer
     from migrate_cron.errors import DatabaseUnavailable
     from migrate_cron.spool import Spool, target_of
 
@@ -80,7 +80,7 @@ def spool_flush(
     store = open_store(database_url, table_prefix)
     flushed = []
     try:
-        for entry in spool.flush(target, lambda e: replay(store, e)):
+        for entry in spool.flush(target, replayer(store)):
             flushed.append(entry)
     except DatabaseUnavailable as exc:
         info(f"[red]{exc}[/red]; {len(spool.entries(target))} slot(s) stay spooled")
