@@ -19,6 +19,7 @@ Target: the 10,000-job registry within 20 ms of the 10-job one.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -31,7 +32,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.bench_scheduler import machine, write_block
-from migrate_cron.registry import load_job, load_registry
 
 CLI = str(Path(sys.executable).with_name("migrate-cron"))
 TARGET_MS = 20
@@ -82,17 +82,25 @@ def call(args: list[str], env: dict[str, str]) -> tuple[float, float, float]:
     return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
-def in_process(path: Path, name: str) -> tuple[float, float]:
-    """Best of 3: load_job, and (once for large files) the whole file's load, in ms."""
-    fast = min(_timed(lambda: load_job(path, name)) for _ in range(3))
-    whole = _timed(lambda: load_registry(path).get(name))
-    return fast * 1000, whole * 1000
-
-
-def _timed(fn: object) -> float:
-    start = time.perf_counter()
-    fn()  # type: ignore[operator]
-    return time.perf_counter() - start
+def in_process(path: Path, name: str) -> tuple[float, float, float]:
+    """load_job (best of 3) and the whole file's load, in ms, and that process's max RSS in
+    MiB — in a process of their own, so the whole file's objects do not inflate the RSS of
+    the commands forked after."""
+    code = (
+        "import json, resource, sys, time\n"
+        "from migrate_cron.registry import load_job, load_registry\n"
+        "path, name = sys.argv[1:]\n"
+        "def timed(fn):\n"
+        "    t = time.perf_counter(); fn(); return (time.perf_counter() - t) * 1000\n"
+        "fast = min(timed(lambda: load_job(path, name)) for _ in range(3))\n"
+        "whole = timed(lambda: load_registry(path).get(name))\n"
+        "rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024\n"
+        "print(json.dumps([fast, whole, rss]))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(path), name], check=True,
+                         capture_output=True, text=True, timeout=600).stdout  # fmt: skip
+    fast, whole, rss = json.loads(out)
+    return fast, whole, rss
 
 
 def main() -> None:
@@ -108,7 +116,7 @@ def main() -> None:
         subprocess.run([CLI, "db", "upgrade", "--database-url", db], check=True,
                        capture_output=True)  # fmt: skip
         lines: dict[int, list[str]] = {}
-        loads: dict[int, tuple[float, float]] = {}
+        loads: dict[int, tuple[float, float, float]] = {}
         size_mb: dict[int, float] = {}
         for n in sizes:
             path = Path(tmp) / f"r{n}.toml"
@@ -117,11 +125,12 @@ def main() -> None:
             lines[n] = [CLI, "enqueue", name, "--quiet", "--registry", str(path),
                         "--database-url", db]  # fmt: skip
             call(lines[n], env)  # the first call enqueues; the rest are the no-op
-            loads[n] = in_process(path, name)
         samples: dict[int, list[tuple[float, float, float]]] = {n: [] for n in sizes}
         for _ in range(opts.calls):
             for n in sizes:
                 samples[n].append(call(lines[n], env))
+        for n in sizes:
+            loads[n] = in_process(Path(tmp) / f"r{n}.toml", lines[n][2])
     text = report(sizes, samples, loads, size_mb, opts.calls)
     print(text)
     write_block("bench_registry_size", text)
@@ -130,7 +139,7 @@ def main() -> None:
 def report(
     sizes: list[int],
     samples: dict[int, list[tuple[float, float, float]]],
-    loads: dict[int, tuple[float, float]],
+    loads: dict[int, tuple[float, float, float]],
     size_mb: dict[int, float],
     calls: int,
 ) -> str:
@@ -142,7 +151,7 @@ def report(
         f"| {n:,} | {size_mb[n]:.1f} MB | {med(n, 0) * 1000:.0f} ms | "
         f"{(med(n, 0) - med(base, 0)) * 1000:+.0f} ms | {med(n, 1) * 1000:.0f} ms | "
         f"{(med(n, 1) - med(base, 1)) * 1000:+.0f} ms | {max(s[2] for s in samples[n]):.0f} MiB | "
-        f"{loads[n][0]:.1f} ms | {loads[n][1]:,.0f} ms |"
+        f"{loads[n][0]:.1f} ms | {loads[n][1]:,.0f} ms, {loads[n][2]:,.0f} MiB |"
         for n in sizes
     ]
     verdicts = [
@@ -159,7 +168,7 @@ def report(
             f"the job asked for last in the file. Target: {TARGET_MS} ms at most between "
             f"{base:,} and 10,000 jobs. *load_job* / *whole file*: in-process, the job's entry "
             "read as the command reads it / the whole registry parsed and validated (what "
-            "every call did before).",
+            "every call did before) and that process's max RSS.",
             "",
             "| jobs | registry | wall | vs smallest | CPU | vs smallest | max RSS | load_job "
             "| whole file |",
