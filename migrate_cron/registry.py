@@ -269,17 +269,39 @@ def unknown_table_message(name: str, path: str, known: Iterable[str]) -> str:
     return f"no table {name!r} in {path}{hint} (known tables: {shown}{more})"
 
 
+class EntryError(ConfigError):
+    """One registry entry cannot be used: the others load (``load_registry(partial=True)``).
+    The message names the file (and the line, where the text gives it), the entry and the
+    key, e.g. ``migrate-cron.toml:12: job 'b': key 'backoff': must be a table``."""
+
+    def __init__(
+        self, path: str, where: str, key: str | None, reason: str, line: int | None = None
+    ) -> None:
+        self.path, self.where, self.key, self.reason, self.line = path, where, key, reason, line
+        at = f"{path}:{line}" if line is not None else path
+        keyed = f"key {key!r}: " if key is not None else ""
+        super().__init__(f"{at}: {where}: {keyed}{reason}")
+
+    def at_line(self, line: int | None) -> EntryError:
+        return EntryError(self.path, self.where, self.key, self.reason, line)
+
+
 @dataclass(frozen=True)
 class Registry:
     path: str
     jobs: Mapping[str, JobSpec]
     notify: NotifySettings = field(default_factory=NotifySettings)
     tables: Mapping[str, TableSpec] = field(default_factory=dict)
+    #: Entries that did not load, by name (only with ``load_registry(partial=True)``; a
+    #: strict load raises the first). ``get`` raises an entry's own error.
+    errors: Mapping[str, EntryError] = field(default_factory=dict)
 
     def get(self, name: str) -> JobSpec:
         try:
             return self.jobs[name]
         except KeyError:
+            if name in self.errors:
+                raise self.errors[name] from None
             raise UnknownJob(unknown_job_message(name, self.path, self.jobs)) from None
 
     def table(self, name: str) -> TableSpec:
@@ -330,15 +352,18 @@ _KEYS = {
 }
 
 
-def load_registry(path: str | Path) -> Registry:
-    """Read and validate a registry file; errors name the file, the job and the key."""
+def load_registry(path: str | Path, *, partial: bool = False) -> Registry:
+    """Read and validate a registry file; errors name the file, the line, the job and the key.
+
+    ``partial``: an entry's error is that entry's — the others load and the bad ones are in
+    ``Registry.errors`` (the worker and the scheduler run the rest; ``verify`` fails on
+    them). Otherwise the first bad entry is raised. Errors of the file itself (unreadable,
+    not UTF-8, TOML syntax, ``[defaults]``, ``[notify]``, ``[tables]``) are always raised."""
     p = Path(path)
     try:
         raw = p.read_bytes()
     except FileNotFoundError:
-        raise UsageError(
-            f"{p}: no registry file (create one with `migrate-cron generate registry CRONTAB`)"
-        ) from None
+        raise _no_registry(p) from None
     except OSError as exc:
         raise UsageError(f"{p}: cannot read: {exc.strerror or exc}") from None
     try:
@@ -347,14 +372,22 @@ def load_registry(path: str | Path) -> Registry:
         raise ConfigError(f"{p}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{p}: invalid TOML: {exc}") from None
-    return parse_registry(data, str(p))
+    return parse_registry(data, str(p), partial=partial, source=raw)
 
 
 #: Keys that describe one job's lines and switches: never inherited from [defaults].
 _PER_JOB = ("source", "sources", "migration", "migrations")
 
 
-def parse_registry(data: Mapping[str, Any], path: str = "migrate-cron.toml") -> Registry:
+def parse_registry(
+    data: Mapping[str, Any],
+    path: str = "migrate-cron.toml",
+    *,
+    partial: bool = False,
+    source: bytes | None = None,
+) -> Registry:
+    """``data`` (parsed TOML) as a registry; ``source`` (the file's bytes) lets an entry's
+    error name its line. See ``load_registry`` for ``partial``."""
     unknown_top = set(data) - {"jobs", "defaults", "notify", "tables"}
     if unknown_top:
         raise ConfigError(f"{path}: unknown top-level key(s) {sorted(unknown_top)}")
@@ -373,51 +406,132 @@ def parse_registry(data: Mapping[str, Any], path: str = "migrate-cron.toml") -> 
     if not isinstance(jobs_raw, dict):
         raise ConfigError(f"{path}: [jobs] must be a table of [jobs.NAME] tables")
     jobs: dict[str, JobSpec] = {}
+    errors: dict[str, EntryError] = {}
     for name, table in jobs_raw.items():
-        if not isinstance(table, dict):
-            raise ConfigError(f"{path}: job {name!r}: must be a table [jobs.{name}]")
-        merged = {
-            **{k: v for k, v in defaults.items() if k not in _PER_JOB},
-            **table,
-        }
-        jobs[name] = _job(path, name, merged)
-    for spec in jobs.values():
+        try:
+            jobs[name] = job_entry(path, name, table, defaults)
+        except EntryError as exc:
+            errors[name] = exc
+    for spec in list(jobs.values()):
         for key, names in (("on_success", spec.on_success), ("on_failure", spec.on_failure)):
-            unknown = [n for n in names if n not in jobs]
-            if unknown:
-                raise ConfigError(
-                    f"{path}: job {spec.name!r}: key {key!r}: no job {', '.join(unknown)} in "
-                    "the registry"
+            # A chain to an entry that did not load still names a job: it is enqueued and
+            # waits, unclaimed, until that entry is fixed.
+            unknown = [n for n in names if n not in jobs and n not in errors]
+            if unknown and spec.name in jobs:
+                errors[spec.name] = EntryError(
+                    path, f"job {spec.name!r}", key, f"no job {', '.join(unknown)} in the registry"
                 )
-    return Registry(path, jobs, notify, _tables(path, data.get("tables", {}), defaults))
+                del jobs[spec.name]
+    if errors and source is not None:
+        errors = _with_lines(source, errors)
+    if errors and not partial:
+        raise next(iter(errors.values()))
+    tables = _tables(path, data.get("tables", {}), defaults)
+    return Registry(path, jobs, notify, tables, errors)
+
+
+def job_entry(path: str, name: str, table: Any, defaults: Mapping[str, Any]) -> JobSpec:
+    """One ``[jobs.NAME]`` table, with ``[defaults]`` under it, as a validated job; raises
+    ``EntryError``."""
+    if not isinstance(table, dict):
+        raise EntryError(path, f"job {name!r}", None, f"must be a table [jobs.{name}]")
+    merged = {
+        **{k: v for k, v in defaults.items() if k not in _PER_JOB},
+        **table,
+    }
+    return _job(path, name, merged)
+
+
+def _with_lines(source: bytes, errors: Mapping[str, EntryError]) -> dict[str, EntryError]:
+    """The errors with the line of the key each names (one pass over the text's headers)."""
+    from migrate_cron.registry_text import entry_lines
+
+    lines = entry_lines(source, {name: exc.key for name, exc in errors.items()})
+    return {name: exc.at_line(lines.get(name)) for name, exc in errors.items()}
+
+
+def load_job(path: str | Path, name: str) -> JobSpec:
+    """Job ``name`` alone, for ``enqueue NAME``: its cost does not grow with the registry.
+
+    ``registry_text`` cuts the job's tables (and ``[defaults]``) out of the file and only
+    those are parsed and validated, as ``load_registry`` would. When the scan cannot be sure
+    — or finds no table of that name — the whole file is parsed (``partial``), so the answer
+    is always the full loader's: the entry, its own ``EntryError``, ``UnknownJob``, or the
+    file's error. Not checked here: that ``on_success``/``on_failure`` name jobs of the
+    registry (other entries; enqueueing does not use them)."""
+    from migrate_cron import registry_text
+
+    p = Path(path)
+    try:
+        data = registry_text.open_bytes(p)
+    except FileNotFoundError:
+        raise _no_registry(p) from None
+    except OSError as exc:
+        raise UsageError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    found = registry_text.find_job(data, name)
+    text = found.text() if found is not None and found.job else None
+    if found is not None and text is not None:
+        try:
+            doc = tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            doc = None  # cut inside a value, or a syntax error: the whole file says which
+        if doc is not None:
+            defaults = doc.get("defaults", {})
+            if isinstance(defaults, dict):
+                _check_keys(str(p), "[defaults]", defaults)
+                try:
+                    return job_entry(str(p), name, doc["jobs"][name], defaults)
+                except EntryError as exc:
+                    raise exc.at_line(found.line_of(exc.key)) from None
+    return load_registry(p, partial=True).get(name)
+
+
+def _no_registry(p: Path) -> UsageError:
+    return UsageError(
+        f"{p}: no registry file (create one with `migrate-cron generate registry CRONTAB`)"
+    )
 
 
 def _check_keys(path: str, where: str, table: Mapping[str, Any]) -> None:
     for key, value in table.items():
         if key not in _KEYS:
-            raise ConfigError(f"{path}: {where}: unknown key {key!r}")
+            raise EntryError(path, where, None, f"unknown key {key!r}")
         expected = _KEYS[key]
         if isinstance(value, bool) or not isinstance(value, expected):  # type: ignore[arg-type]
-            want = expected.__name__ if isinstance(expected, type) else "number"
-            raise ConfigError(f"{path}: {where}: key {key!r} must be a {want}, not {value!r}")
+            want = _TYPE_NAMES.get(expected, "a number")  # type: ignore[call-overload]
+            raise EntryError(path, where, key, f"must be {want}, not {_shown(value)}")
+
+
+_TYPE_NAMES = {str: "a string", int: "an integer", dict: "a table", list: "an array"}
+
+
+def _shown(value: Any) -> str:
+    """A value in an error line: its repr, cut (a 1 MB string is not a message)."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def _job(path: str, name: str, t: dict[str, Any], section: str = "job") -> JobSpec:
     where = f"{section} {name!r}"
     if not name or not set(name) <= _NAME_CHARS or len(name) > 200:
-        raise ConfigError(
-            f"{path}: {where}: names use letters, digits and - _ . : (at most 200 characters)"
+        raise EntryError(
+            path, where, None, "names use letters, digits and - _ . : (at most 200 characters)"
         )
     _check_keys(path, where, t)
 
-    def bad(key: str, reason: str) -> ConfigError:
-        return ConfigError(f"{path}: {where}: key {key!r}: {reason}")
+    def bad(key: str, reason: str) -> EntryError:
+        return EntryError(path, where, key, reason)
 
     if bool(t.get("command")) == bool(t.get("handler")):
         raise bad("command", "set exactly one of 'command' or 'handler'")
     command = t.get("command")
     if isinstance(command, str) and command_too_long(command):
         raise bad("command", command_too_long(command) or "")
+    for key in ("command", "handler", "shell", "cwd"):
+        if "\0" in t.get(key, ""):
+            raise bad(key, f"holds a NUL byte: {NUL_REASON}")
+    if t.get("shell") == "":
+        raise bad("shell", "empty: name the shell cron ran the line with (default /bin/sh)")
     handler = t.get("handler")
     if handler is not None and (":" not in handler or handler.startswith(":")):
         raise bad("handler", f"{handler!r} must look like 'package.module:function'")
@@ -430,6 +544,9 @@ def _job(path: str, name: str, t: dict[str, Any], section: str = "job") -> JobSp
     for k, v in env.items():
         if not isinstance(v, str):
             raise bad("env", f"value of {k!r} must be a string")
+        problem = env_problem(k, v)
+        if problem:
+            raise bad("env", problem)
     policy = t.get("policy", "skip")
     if policy not in POLICIES:
         raise bad("policy", f"{policy!r} is not one of {', '.join(POLICIES)}")
@@ -492,10 +609,63 @@ def _job(path: str, name: str, t: dict[str, Any], section: str = "job") -> JobSp
         notify_on=notify_on,
         on_success=_names(t.get("on_success"), "on_success", bad),
         on_failure=_names(t.get("on_failure"), "on_failure", bad),
-        user=_user(t.get("user"), t.get("handler"), bad),
-        sources=(sources := _sources(t, bad)),
+        user=(user := _user(t.get("user"), t.get("handler"), bad)),
+        sources=(sources := _run_as(user, command, _sources(t, bad), bad)),
         migrations=_migrations(t, sources, bad),
     )
+
+
+#: Why a value with a NUL byte is refused: no program can be started with one.
+NUL_REASON = (
+    "a program's arguments, environment and directory are C strings, so no run could start "
+    "(every attempt would fail at once)"
+)
+
+
+def env_problem(name: str, value: str) -> str | None:
+    """Why ``name=value`` cannot be put in a process's environment, or None."""
+    if not name or "=" in name or "\0" in name:
+        return (
+            f"variable name {name!r} cannot be set: a name is not empty and holds no '=' or "
+            "NUL byte"
+        )
+    if "\0" in value:
+        return f"value of {name!r} holds a NUL byte: {NUL_REASON}"
+    return None
+
+
+def run_as_problem(user: str | None, sources: Iterable[Source], command: str | None) -> str | None:
+    """Why a command may not run as ``user`` given the lines it came from, or None.
+
+    cron ran a system crontab's line as its user field (``source.user``): a job whose line
+    ran as ``nobody`` must never run as the worker's root because a ``user`` key went
+    missing in an edit. A Python handler (no ``command``) is the application's code, not the
+    line's: it runs in the worker, as the worker's user, and is not held to this."""
+    if command is None:
+        return None
+    for src in sources:
+        if src.user is not None and src.user != user:
+            if user is None:
+                return (
+                    f"missing: cron ran the line ({src.label}:{src.line}) as {src.user!r}, and "
+                    f"a job never runs as another user than its line did: add user = "
+                    f'"{src.user}"'
+                )
+            return (
+                f"{user!r}, but cron ran the line ({src.label}:{src.line}) as {src.user!r}: a "
+                "job never runs as another user than its line did (to move it to another "
+                "user, change the crontab line and generate again)"
+            )
+    return None
+
+
+def _run_as(
+    user: str | None, command: str | None, sources: tuple[Source, ...], bad: Any
+) -> tuple[Source, ...]:
+    problem = run_as_problem(user, sources, command)
+    if problem:
+        raise bad("user", problem)
+    return sources
 
 
 #: Keys of a ``[tables.NAME]`` section that describe the table; the others (``_TABLE_RUN``)
@@ -588,10 +758,14 @@ def _names(raw: list[Any] | None, key: str, bad: Any) -> tuple[str, ...]:
     return tuple(raw)
 
 
+#: A user name as useradd and cron's user field take it (never starting with '-').
+_USER_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.@-]{0,63}\$?")
+
+
 def _user(user: str | None, handler: str | None, bad: Any) -> str | None:
     if user is None:
         return None
-    if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.@-]{0,63}\$?", user) or user.startswith("-"):
+    if not _USER_NAME.fullmatch(user):
         raise bad("user", f"{user!r} is not a user name")
     if handler is not None:
         raise bad(
@@ -645,19 +819,38 @@ def _sources(t: Mapping[str, Any], bad: Any) -> tuple[Source, ...]:
     return sources
 
 
+#: A source table's keys: the type each must have, and whether it is required.
+_SOURCE_KEYS: dict[str, tuple[type, bool]] = {
+    "file": (str, True),
+    "line": (int, True),
+    "text": (str, True),
+    "user": (str, False),
+    "host": (str, False),
+}
+
+
 def _source(raw: Any, key: str, bad: Any) -> Source:
     if not isinstance(raw, Mapping):
         raise bad(key, "each origin must be a table with file, line, text")
-    try:
-        return Source(
-            file=str(raw["file"]),
-            line=int(raw["line"]),
-            text=str(raw["text"]),
-            user=raw.get("user"),
-            host=raw.get("host"),
-        )
-    except KeyError as exc:
-        raise bad(key, f"missing {exc.args[0]!r} (needs file, line, text)") from None
+    for field_name, (kind, required) in _SOURCE_KEYS.items():
+        if field_name not in raw:
+            if required:
+                raise bad(key, f"missing {field_name!r} (needs file, line, text)")
+            continue
+        value = raw[field_name]
+        if isinstance(value, bool) or not isinstance(value, kind):
+            raise bad(key, f"{field_name} must be {_TYPE_NAMES[kind]}, not {_shown(value)}")
+    unknown = sorted(set(raw) - set(_SOURCE_KEYS))
+    if unknown:
+        raise bad(key, f"unknown key(s) {unknown} (an origin has file, line, text, user, host)")
+    if raw["line"] < 1:
+        raise bad(key, f"line must be a line number (1 or more), not {raw['line']}")
+    user = raw.get("user")
+    if user is not None and not _USER_NAME.fullmatch(user):
+        raise bad(key, f"user {user!r} is not a user name")
+    return Source(
+        file=raw["file"], line=raw["line"], text=raw["text"], user=user, host=raw.get("host")
+    )
 
 
 def _migrations(
@@ -691,13 +884,23 @@ def _migration(raw: Any, bad: Any) -> Migration:
         raise bad("migration", f"previous_mode {previous!r} is not one of {', '.join(MODES)}")
     if not isinstance(switched_at, datetime) or switched_at.tzinfo is None:
         raise bad("migration", "switched_at must be a TOML date-time with an offset")
+    installed, origin = raw.get("installed", False), raw.get("origin")
+    for field_name, value, ok in (
+        ("crontab", crontab, isinstance(crontab, str)),
+        ("line", line, isinstance(line, str)),
+        ("installed", installed, isinstance(installed, bool)),
+        ("origin", origin, origin is None or isinstance(origin, str)),
+    ):
+        if not ok:
+            want = "true or false" if field_name == "installed" else "a string"
+            raise bad("migration", f"{field_name} must be {want}, not {_shown(value)}")
     return Migration(
         previous_mode=previous,
-        crontab=str(crontab),
-        line=str(line),
+        crontab=crontab,
+        line=line,
         switched_at=switched_at,
-        installed=bool(raw.get("installed", False)),
-        origin=raw.get("origin"),
+        installed=installed,
+        origin=origin,
     )
 
 

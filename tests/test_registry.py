@@ -23,6 +23,7 @@ backoff = { base = 5, cap = 600 }
 policy = "run-once"
 mode = "enqueue"
 timeout = 3600
+user = "www-data"
 
 [jobs.export-invoices.source]
 file = "/etc/cron.d/shop"
@@ -76,7 +77,7 @@ def test_unknown_job_among_many_lists_a_few_and_counts_the_rest() -> None:
     ("body", "message"),
     [
         ('[jobs.a]\ncommand = "x"\npolicy = "sometimes"\n', "job 'a': key 'policy'"),
-        ('[jobs.a]\ncommand = "x"\nmax_attempts = "3"\n', "key 'max_attempts' must be a int"),
+        ('[jobs.a]\ncommand = "x"\nmax_attempts = "3"\n', "key 'max_attempts': must be an integer"),
         ('[jobs.a]\nschedule = "* * * * *"\n', "set exactly one of 'command' or 'handler'"),
         ('[jobs.a]\ncommand = "x"\ntimezone = "Mars/Olympus"\n', "unknown timezone"),
         ('[jobs.a]\ncommand = "x"\nschedule = "61 * * * *"\n', "key 'schedule'"),
@@ -201,3 +202,104 @@ def test_unknown_table_suggests_the_closest() -> None:
     with pytest.raises(UnknownJob, match="did you mean 'notifications'") as caught:
         registry.table("notification")
     assert caught.value.exit_code == 2
+
+
+# ------------------------------------------------------------- one entry's error is its own
+TWO = '[jobs.a]\ncommand = "x"\n\n[jobs.b]\ncommand = "y"\nbackoff = 60\n'
+
+
+def test_a_bad_entry_is_that_entrys_error_in_a_partial_load(tmp_path: Path) -> None:
+    path = write(tmp_path, TWO)
+    reg = load_registry(path, partial=True)
+    assert list(reg.jobs) == ["a"] and list(reg.errors) == ["b"]
+    with pytest.raises(ConfigError) as raised:
+        reg.get("b")
+    assert str(raised.value) == f"{path}:6: job 'b': key 'backoff': must be a table, not 60"
+    with pytest.raises(ConfigError, match=f"{path}:6: job 'b'"):
+        load_registry(path)  # a strict load (plan, migrate, simulate …) still stops at it
+
+
+def test_a_chain_to_a_bad_entry_still_loads_and_to_no_entry_does_not(tmp_path: Path) -> None:
+    path = write(tmp_path, TWO.replace('command = "x"', 'command = "x"\non_success = ["b"]'))
+    assert load_registry(path, partial=True).get("a").on_success == ("b",)
+    path = write(tmp_path, TWO.replace('command = "x"', 'command = "x"\non_success = ["zz"]'))
+    assert set(load_registry(path, partial=True).errors) == {"a", "b"}
+
+
+# ---------------------------------------------------- who a job runs as (issue 30, item 6)
+NOBODY = """
+[jobs.report]
+command = "id -un"
+{user}
+[jobs.report.source]
+file = "/etc/cron.d/report"
+line = 1
+text = "* * * * * nobody id -un"
+user = "nobody"
+"""
+
+
+@pytest.mark.parametrize(
+    ("user", "message"),
+    [
+        ("", "key 'user': missing: cron ran the line (/etc/cron.d/report:1) as 'nobody'"),
+        ('user = "root"', "key 'user': 'root', but cron ran the line"),
+    ],
+)
+def test_a_job_whose_line_ran_as_a_user_never_runs_as_another(
+    tmp_path: Path, user: str, message: str
+) -> None:
+    path = write(tmp_path, NOBODY.format(user=user))
+    with pytest.raises(ConfigError) as raised:
+        load_registry(path)
+    assert str(raised.value).startswith(f"{path}:") and message in str(raised.value)
+    assert load_registry(write(tmp_path, NOBODY.format(user='user = "nobody"'))).get(
+        "report"
+    ).user == ("nobody")
+
+
+def test_a_handler_is_the_applications_code_not_the_lines(tmp_path: Path) -> None:
+    text = NOBODY.format(user="").replace('command = "id -un"', 'handler = "app.jobs:report"')
+    assert load_registry(write(tmp_path, text)).get("report").user is None
+
+
+# -------------------------------------------- values no process can be started with (item 7)
+@pytest.mark.parametrize(
+    ("body", "key", "fragment"),
+    [
+        ('command = "a\\u0000b"', "command", "NUL byte"),
+        ('command = "x"\ncwd = "/tmp/\\u0000"', "cwd", "NUL byte"),
+        ('command = "x"\nshell = "/bin/\\u0000sh"', "shell", "NUL byte"),
+        ('command = "x"\nshell = ""', "shell", "empty"),
+        ('command = "x"\nenv = { A = "\\u0000" }', "env", "value of 'A' holds a NUL byte"),
+        ('command = "x"\nenv = { "A=B" = "1" }', "env", "variable name 'A=B' cannot be set"),
+        ('command = "x"\nenv = { "" = "1" }', "env", "variable name '' cannot be set"),
+        ('command = "x"\nsource = { file = "f", line = "3", text = "t" }', "source", "line must"),
+        ('command = "x"\nsource = { file = 1, line = 3, text = "t" }', "source", "file must"),
+        ('command = "x"\nsource = { file = "f", line = 0, text = "t" }', "source", "line number"),
+        ('command = "x"\nsource = { file = "f", line = 3, text = [] }', "source", "text must"),
+        (
+            'command = "x"\nuser = "a"\nsource = { file = "f", line = 3, text = "t", user = 5 }',
+            "source",
+            "user must",
+        ),
+        ('command = "x"\nsource = { file = "f", line = 3, text = "t", host = {} }', "source", ""),
+        ('command = "x"\nsource = { file = "f", line = 3, text = "t", colour = 1 }', "source", ""),
+        (
+            'command = "x"\nmigration = { previous_mode = "cron", crontab = 1, line = "l", '
+            "switched_at = 2026-01-01T00:00:00Z }",
+            "migration",
+            "crontab must be a string",
+        ),
+    ],
+)
+def test_values_that_cannot_run_are_refused_at_load_naming_file_line_job_key(
+    tmp_path: Path, body: str, key: str, fragment: str
+) -> None:
+    path = write(tmp_path, f'[jobs.ok]\ncommand = "true"\n\n[jobs.x]\n{body}\n')
+    reg = load_registry(path, partial=True)
+    assert list(reg.jobs) == ["ok"]
+    message = str(reg.errors["x"])
+    assert message.startswith(f"{path}:") and f"job 'x': key '{key}': " in message, message
+    assert fragment in message
+    assert int(message.split(":")[1]) >= 4  # the entry's own line, not the file's first

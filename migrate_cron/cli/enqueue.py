@@ -35,8 +35,9 @@ SpoolDir = Annotated[
     typer.Option(
         "--spool",
         envvar="MIGRATE_CRON_SPOOL",
-        help="Where slots wait while the database is away (default: /var/spool/migrate-cron "
-        "when writable, else ~/.local/state/migrate-cron/spool).",
+        help="Where slots wait while the database is away. Tried first; then "
+        "/var/spool/migrate-cron (when writable), ~/.local/state/migrate-cron/spool and "
+        "$TMPDIR/migrate-cron-UID, so a full disk does not lose the run.",
         show_default=False,
     ),
 ]
@@ -49,7 +50,10 @@ HELP = (
     "the job is unknown. When the database cannot be reached (refused, timed out, stalled: "
     "25 s at most), the slot is written to the local spool, one line says so, and the exit "
     "code is 75 (EX_TEMPFAIL) so cron's mail tells you; the next enqueue that reaches the "
-    "database replays the spool first (`spool list`, `spool flush` by hand).\n\n"
+    "database replays the spool first (`spool list`, `spool flush` by hand). Only the job's "
+    "own registry entry is read; if it cannot be (a syntax error, the entry is bad), the run "
+    "is spooled until the entry loads again, also with exit 75. If no spool place takes a "
+    "slot, the line names each place and why.\n\n"
     "Fan-out (queue-only kinds, no registry entry needed): `--ref REF` enqueues one job of "
     'KIND keyed by REF, `--stdin` one per JSON line {"ref": ..., "payload": ..., '
     '"run_at": ...} (1,000 per statement). A (KIND, REF) already enqueued is skipped, so '

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from datetime import datetime
 
-    from migrate_cron.spool import SpooledSlot
+    from migrate_cron.spool import Placed, Spool, SpooledSlot
     from migrate_cron.store import SlotWriter
 
 #: ``enqueue`` gives up on the database after this long, spools the slot and exits 75, whatever
@@ -43,9 +43,15 @@ def enqueue_slot(
 ) -> int:
     """Enqueue job ``name``'s run for ``slot`` (``auto`` or ISO) once; print the outcome.
 
-    Returns the exit code: 0 (enqueued, or already there), 75 when the database is away (the
-    slot went to the spool). Our errors (unknown job, bad slot, missing tables) are raised as
+    Returns the exit code: 0 (enqueued, or already there), 75 when the run could not be
+    enqueued now but a retry can (the slot went to the spool, or — one line says — could not
+    even go there). Our errors (unknown job, bad slot, missing tables) are raised as
     ``MigrateCronError`` for the caller's one-line error.
+
+    Only the job's own entry is read (``registry.load_job``: the cost does not grow with the
+    registry). If that entry cannot be used — the file has a syntax error, cannot be read, or
+    the entry itself is bad — the run is not lost: it is spooled unresolved (the job's name,
+    the time cron fired it, ``slot``) and replayed once the entry loads again.
 
     ``direct`` (the lean path from cron) writes through ``store.direct`` — the driver alone,
     no SQLAlchemy — whenever that writer understands the URL; same rows, messages and exit
@@ -55,25 +61,30 @@ def enqueue_slot(
     from datetime import UTC, datetime
 
     from migrate_cron.config import Settings, validate_prefix
-    from migrate_cron.errors import DatabaseUnavailable
-    from migrate_cron.registry import load_registry
+    from migrate_cron.errors import ConfigError, DatabaseUnavailable, UsageError
+    from migrate_cron.registry import load_job
     from migrate_cron.scheduler.slot import resolve_slot
-    from migrate_cron.spool import Spool, default_dir, target_of
+    from migrate_cron.spool import Spool, target_of
     from migrate_cron.store import open_slot_writer, open_store
 
-    spec = load_registry(registry).get(name)
-    when = resolve_slot(spec, slot, datetime.now(UTC))
+    now = datetime.now(UTC)
     config = Settings(database_url=database_url, table_prefix=validate_prefix(table_prefix))
-    spool = Spool(spool_dir or default_dir())
+    spool = Spool.on_host(spool_dir)
     target = target_of(config.safe_url, config.table_prefix)
+    try:
+        spec = load_job(registry, name)
+    except (ConfigError, UsageError) as exc:  # UnknownJob (a typo) is neither: exit 2
+        return _spool_unresolved(spool, name, slot, now, registry, target, str(exc))
+    when = resolve_slot(spec, slot, now)
+    stamp = f"{when.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ}"
 
     def to_spool(reason: str) -> None:
-        path = spool.put(spec.name, when, spec.max_attempts, target, reason)
-        sys.stderr.write(
-            f"migrate-cron enqueue: the database is unavailable ({reason}); "
-            f"slot {when.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ} of {spec.name} spooled to {path}\n"
+        _say_spooled(
+            f"the database is unavailable ({reason})",
+            f"slot {stamp} of {spec.name}",
+            lambda: spool.put(spec.name, when, spec.max_attempts, target, reason),
+            f"run `migrate-cron enqueue {spec.name} --slot {stamp}` once it is back",
         )
-        sys.stderr.flush()
 
     watchdog = _Watchdog(DEADLINE_SECONDS, lambda: to_spool(f"no answer in {DEADLINE_SECONDS:g}s"))
     store: SlotWriter = (
@@ -82,7 +93,7 @@ def enqueue_slot(
         else open_store(config.database_url, prefix=config.table_prefix)
     )
     try:
-        replayed = sum(1 for _ in spool.flush(target, lambda e: _replay(store, e)))
+        replayed = sum(1 for _ in spool.flush(target, replayer(store)))
         result = store.enqueue_run(
             spec.name,
             when,
@@ -131,8 +142,107 @@ def enqueue_slot(
     return 0
 
 
-def _replay(store: SlotWriter, entry: SpooledSlot) -> None:
-    store.enqueue_run(entry.job, entry.slot, max_attempts=entry.max_attempts)
+def _spool_unresolved(
+    spool: Spool,
+    name: str,
+    slot: str,
+    now: datetime,
+    registry: str,
+    target: str,
+    problem: str,
+) -> int:
+    """The job's entry cannot be read: keep what is known — its name, when cron fired it,
+    the ``--slot`` given — so the run is enqueued once the entry loads again (``replayer``).
+    Exit 75 with one line: cron mails it every time the line fires until it is fixed."""
+    from datetime import UTC, datetime
+
+    from migrate_cron.errors import UsageError
+
+    if slot != "auto":
+        try:
+            datetime.fromisoformat(slot.strip())
+        except ValueError:
+            raise UsageError(
+                f"--slot {slot!r}: use `auto` or an ISO time like 2026-03-29T02:30"
+            ) from None
+    fired = now.replace(microsecond=0)
+    stamp = f"{fired.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ}"
+    _say_spooled(
+        f"job {name!r} cannot be read ({problem})",
+        f"its run fired at {stamp}" + (f" (--slot {slot})" if slot != "auto" else ""),
+        lambda: spool.put(
+            name,
+            fired,
+            None,
+            target,
+            problem,
+            registry=os.path.abspath(registry),
+            slot_arg=slot,
+        ),
+        f"fix the registry, then run `migrate-cron enqueue {name} --slot "
+        f"{slot if slot != 'auto' else stamp}`",
+        later="enqueued by the first enqueue once the entry loads again",
+    )
+    return EX_TEMPFAIL
+
+
+def _say_spooled(
+    why: str,
+    what: str,
+    put: Callable[[], Placed],
+    recover: str,
+    later: str = "",
+) -> None:
+    """One line on stderr (cron mails it): where the slot went — or, when no spool place
+    took it, every place tried and why, and the command that enqueues it by hand."""
+    from migrate_cron.spool import SpoolError
+
+    try:
+        placed = put()
+    except SpoolError as exc:
+        line = f"{why}; {what} could not be spooled anywhere ({exc}): {recover}"
+    else:
+        others = f" (not in {'; '.join(placed.failures)})" if placed.failures else ""
+        line = f"{why}; {what} spooled to {placed.path}{others}" + (f", {later}" if later else "")
+    sys.stderr.write(f"migrate-cron enqueue: {line}\n")
+    sys.stderr.flush()
+
+
+def replayer(store: SlotWriter) -> Callable[[SpooledSlot], bool]:
+    """What writes one spooled slot, for ``Spool.flush``: False leaves it spooled — an
+    unresolved slot whose entry still does not load (or no longer names a slot of the job's
+    schedule). Each entry is read once per replay: a line that fired every minute while its
+    entry was bad has many slots waiting, one read serves them all."""
+    from migrate_cron.errors import ConfigError, UnknownJob, UsageError
+    from migrate_cron.registry import JobSpec, load_job
+    from migrate_cron.scheduler.slot import resolve_slot
+
+    specs: dict[tuple[str, str], JobSpec | None] = {}
+
+    def spec_of(registry: str, name: str) -> JobSpec | None:
+        if (registry, name) not in specs:
+            try:
+                specs[registry, name] = load_job(registry, name)
+            except (ConfigError, UsageError, UnknownJob):
+                specs[registry, name] = None
+        return specs[registry, name]
+
+    def write(entry: SpooledSlot) -> bool:
+        if entry.registry is None:
+            assert entry.max_attempts is not None
+            store.enqueue_run(entry.job, entry.slot, max_attempts=entry.max_attempts)
+            return True
+        spec = spec_of(entry.registry, entry.job)
+        if spec is None:
+            return False
+        try:
+            when = resolve_slot(spec, entry.slot_arg or "auto", entry.slot)
+        except (ConfigError, UsageError):
+            return False
+        store.enqueue_run(spec.name, when, max_attempts=spec.max_attempts)
+        return True
+
+    return write
 
 
 class _Watchdog:

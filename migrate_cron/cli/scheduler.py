@@ -144,7 +144,11 @@ def scheduler(
     from migrate_cron.scheduler.scheduler import Scheduler
     from migrate_cron.store.timeouts import Use
 
-    jobs = _scheduled_jobs(_registry(registry), [], include_all)
+    # An entry's error is that entry's: the others are scheduled, the bad ones said below.
+    reg = _registry(registry, partial=True)
+    jobs = _scheduled_jobs(reg, [], include_all)
+    if not jobs and reg.errors:
+        raise next(iter(reg.errors.values()))
     if not jobs:
         raise UsageError(
             f"{registry}: no job for the scheduler: give a scheduled job "
@@ -189,6 +193,8 @@ def scheduler(
         freeze_gc=not once,
         pauses=store.paused,
     )
+    for name, error in reg.errors.items():
+        log.event("registry-error", f"job {name!r} is left out: {error}")
     if not once:
         log.event("start", jobs=len(jobs), database=store.url_safe)
     try:
@@ -308,10 +314,10 @@ def simulate(
 
 
 # ---------------------------------------------------------------------- helpers
-def _registry(path: str) -> Registry:
+def _registry(path: str, *, partial: bool = False) -> Registry:
     from migrate_cron.registry import load_registry
 
-    return load_registry(path)
+    return load_registry(path, partial=partial)
 
 
 def _scheduled_jobs(reg: Registry, names: Sequence[str], include_all: bool) -> list[ScheduledJob]:

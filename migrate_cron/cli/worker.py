@@ -284,4 +284,5 @@ def _load_registry(path: str, have_imports: bool):  # type: ignore[no-untyped-de
         return Registry(path, {})
     if os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())  # registry handlers are imported like --import modules
-    return load_registry(path)
+    # An entry's error is that entry's: the worker runs the rest and says which it leaves.
+    return load_registry(path, partial=True)

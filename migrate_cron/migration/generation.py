@@ -36,7 +36,7 @@ from migrate_cron.migration.registry_writer import (
     MergeAction,
     Refusal,
 )
-from migrate_cron.registry import Source, command_too_long
+from migrate_cron.registry import NUL_REASON, Source, command_too_long, env_problem
 
 if TYPE_CHECKING:
     from migrate_cron.analysis.report import JobReport, Report
@@ -208,6 +208,11 @@ def _skip_reason(line: CrontabLine) -> str | None:
         return "not a job line cron would run"
     if not (line.shell_command or "").strip():
         return "the command before the first % is empty: cron runs nothing"
+    if "\0" in (line.shell_command or ""):
+        return f"the command holds a NUL byte: {NUL_REASON}"
+    unusable = next(filter(None, (env_problem(k, v) for k, v in line.env.items())), None)
+    if unusable:
+        return f"an env line above it cannot be set: {unusable}"
     return command_too_long(line.shell_command or "")
 
 

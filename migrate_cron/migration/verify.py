@@ -102,9 +102,25 @@ def verify_job(
     checks.append(_failures(spec))
     queue = _queue(spec, now, history)
     checks.append(queue)
+    if registry.errors:
+        checks.append(_registry_errors(registry))
     if live is not None:
         checks.append(_alive(spec, live, queue.data.get("claimed")))
     return VerifyReport(spec.name, spec.mode, tuple(checks))
+
+
+def _registry_errors(registry: Registry) -> Check:
+    """Entries that did not load: the worker and the scheduler leave them (their runs wait,
+    or are spooled by ``enqueue``), so a check of the registry fails on them."""
+    errors = list(registry.errors.values())
+    return Check(
+        "registry",
+        "every registry entry loads",
+        FAIL,
+        f"{len(errors)} entr{'y does' if len(errors) == 1 else 'ies do'} not load: workers and "
+        "schedulers leave them, enqueue spools their runs",
+        tuple(str(e) for e in errors),
+    )
 
 
 @dataclass(frozen=True)

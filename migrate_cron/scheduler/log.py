@@ -22,7 +22,7 @@ from migrate_cron.scheduler.scheduler import RunEvent
 #: Enqueue lines per job and tick before the rest is summarised (a backfill can be long).
 MAX_LINES_PER_JOB = 20
 #: Events still logged when quiet.
-PROBLEMS = frozenset({"outage"})
+PROBLEMS = frozenset({"outage", "registry-error"})
 
 
 def iso(t: datetime) -> str:

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from migrate_cron.errors import ConfigError, UsageError
-from migrate_cron.registry import Backoff, JobSpec, Registry, TableSpec
+from migrate_cron.registry import Backoff, JobSpec, Registry, TableSpec, run_as_problem
+from migrate_cron.store.base import DEFAULT_MAX_ATTEMPTS
 from migrate_cron.store.models import Job
 from migrate_cron.worker.backoff import retry_delay
 from migrate_cron.worker.cancel import LEASE_LOST, Cancel
@@ -57,6 +58,9 @@ class Catalog:
     #: Registry jobs this worker cannot run (it cannot become their ``user``), with why: they
     #: are not claimed, and the worker says so once at start.
     unrunnable: Mapping[str, str] = field(default_factory=dict)
+    #: Registry entries that did not load (name → the error naming file, line, job, key):
+    #: not claimed — their jobs wait, open, until the entry is fixed — and said at start.
+    refused: Mapping[str, str] = field(default_factory=dict)
     #: kind → ((kind, max_attempts) enqueued on success, … on final failure): chains.
     chains: Mapping[str, tuple[tuple[tuple[str, int], ...], tuple[tuple[str, int], ...]]] = field(
         default_factory=dict
@@ -72,12 +76,20 @@ class Catalog:
         kill_grace: float = 5.0,
         rand: Callable[[], float] = random.random,
     ) -> Catalog:
-        """Load every kind this worker may run (all, or ``kinds``), importing handlers now."""
+        """Load every kind this worker may run (all, or ``kinds``), importing handlers now.
+
+        Entries of ``registry.errors`` (a partial load) are left out and listed in
+        ``refused``; if nothing at all is left to run, the first one is raised."""
         base = Path(registry.path).resolve().parent
         tasks: dict[str, Task] = {}
         unrunnable: dict[str, str] = {}
+        refused = {n: str(e) for n, e in registry.errors.items() if not kinds or n in kinds}
         for spec in registry:
             if kinds and spec.name not in kinds:
+                continue
+            problem = run_as_problem(spec.user, spec.sources, spec.command)
+            if problem:  # the loader refuses these; a JobSpec built otherwise is held too
+                unrunnable[spec.name] = f"key 'user': {problem}"
                 continue
             if spec.user and spec.command is not None:
                 try:
@@ -97,21 +109,30 @@ class Catalog:
                     )
                 continue
             tasks[kind] = Task(kind, entry.backoff, entry.timeout, func=entry.func)
-        missing = [k for k in (kinds or ()) if k not in tasks and k not in unrunnable]
+        if refused and not tasks and not unrunnable:
+            raise registry.errors[next(iter(refused))]
+        missing = [
+            k for k in (kinds or ()) if k not in tasks and k not in unrunnable and k not in refused
+        ]
         if missing:
             raise UsageError(
                 f"--kinds: {', '.join(missing)} not in {registry.path} and no @handler "
                 "registered for it (import the module with --import)"
             )
+
+        def attempts(name: str) -> int:  # a chain to a refused entry: the default until fixed
+            spec = registry.jobs.get(name)
+            return spec.max_attempts if spec is not None else DEFAULT_MAX_ATTEMPTS
+
         chains = {
             spec.name: (
-                tuple((n, registry.get(n).max_attempts) for n in spec.on_success),
-                tuple((n, registry.get(n).max_attempts) for n in spec.on_failure),
+                tuple((n, attempts(n)) for n in spec.on_success),
+                tuple((n, attempts(n)) for n in spec.on_failure),
             )
             for spec in registry
             if spec.on_success or spec.on_failure
         }
-        return cls(registry.path, tasks, output_cap, kill_grace, rand, unrunnable, chains)
+        return cls(registry.path, tasks, output_cap, kill_grace, rand, unrunnable, refused, chains)
 
     @classmethod
     def for_table(

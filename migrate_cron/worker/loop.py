@@ -196,6 +196,8 @@ class Worker:
             heartbeat=s.heartbeat,
             kinds=_kinds_text(self._claimable()),
         )
+        for kind, error in sorted(self.catalog.refused.items()):
+            self.log.event("registry-error", f"job {kind!r} is left out (not claimed): {error}")
         for kind, why in sorted(self.catalog.unrunnable.items()):
             self.log.event("not-claimed", f"job {kind!r} is left to other workers: {why}")
         if not self.store.attempts_enabled():

@@ -35,7 +35,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
-from migrate_cron.registry import JobSpec
+from migrate_cron.registry import JobSpec, run_as_problem
 from migrate_cron.store.models import Job
 from migrate_cron.worker.cancel import Cancel
 from migrate_cron.worker.identity import Identity, IdentityError, lookup
@@ -125,6 +125,9 @@ def run_command(
 ) -> CommandResult:
     """Run ``spec.command`` for ``job``; returns when the process and its pipes are done."""
     assert spec.command is not None
+    refused = run_as_problem(spec.user, spec.sources, spec.command)
+    if refused:  # the loader and the catalog refuse these: never run as another user
+        return CommandResult(None, "", "", start_error=f"not run: key 'user': {refused}")
     try:
         identity = lookup(spec.user) if spec.user else None
     except IdentityError as exc:  # the catalog filters these; a passwd change since start
@@ -152,6 +155,8 @@ def run_command(
             close_fds=True,
             **(identity.popen_kwargs() if identity is not None else {}),
         )
+    except ValueError as exc:  # a NUL byte (the loader refuses them: a JobSpec built otherwise)
+        return CommandResult(None, "", "", start_error=f"cannot start {spec.shell!r}: {exc}")
     except OSError as exc:
         where = f" in {workdir}" if getattr(exc, "filename", None) == workdir else ""
         return CommandResult(

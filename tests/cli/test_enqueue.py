@@ -106,10 +106,16 @@ def test_unknown_job_and_bad_slots(tmp_path: Path, registry: Path) -> None:
     assert off.returncode == 2
     assert "not a slot" in off.stderr and "2026-03-29T03:00:00+02:00" in off.stderr
 
+    # A registry that is not there (a deploy half done) keeps the run: spooled, exit 75.
+    spool = tmp_path / "spool"
     missing = run_cli(
-        "enqueue", "nightly", env={**env, "MIGRATE_CRON_REGISTRY": "nope.toml"}, cwd=tmp_path
+        "enqueue",
+        "nightly",
+        env={**env, "MIGRATE_CRON_REGISTRY": "nope.toml", "MIGRATE_CRON_SPOOL": str(spool)},
+        cwd=tmp_path,
     )
-    assert missing.returncode == 2 and "no registry file" in missing.stderr
+    assert missing.returncode == 75 and "no registry file" in missing.stderr
+    assert len(missing.stderr.splitlines()) == 1 and len(list(spool.glob("*.slot.json"))) == 1
 
 
 def test_unreachable_database_spools_exits_75_with_a_masked_message(registry: Path) -> None:

@@ -45,6 +45,7 @@ def job(
         schedule=schedule,
         timezone="UTC",
         sources=(Source(str(path.resolve()), line, text, user),),
+        user=user,  # a system line runs as its user field, as generate writes it
     )
 
 

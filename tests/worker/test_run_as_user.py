@@ -134,3 +134,88 @@ def _as_user(
          python, "-c", code, *args],
         capture_output=True, text=True, cwd=cwd, timeout=120, check=False,
     )  # fmt: skip
+
+
+# ------------------------------------------ a line cron ran as nobody never runs as root
+def test_a_line_cron_ran_as_nobody_never_runs_as_root(
+    store: Store, db_url: str, table_prefix: str, shared_tmp: Path
+) -> None:
+    """Issue 30, item 6: the job-level ``user`` removed (or changed) while the line's
+    ``[source].user = "nobody"`` stays. Before, ``migrate`` printed a note and exited 0,
+    ``verify`` said ok and a root worker ran the line as root. Now the entry is refused
+    everywhere, naming file, line, job and key, and nothing runs until it says nobody again —
+    then a root worker really runs it as nobody."""
+    if os.geteuid() != 0:
+        if IN_CI:
+            pytest.fail("CI must run as root to test running jobs as another user")
+        pytest.skip("needs root to run a job as nobody")
+    tmp_path = shared_tmp
+    out = tmp_path / "out"
+    out.mkdir()
+    out.chmod(0o777)
+    crond = tmp_path / "cron.d"
+    crond.mkdir()
+    line = f"*/5 * * * * nobody id -un >> {out}/who"
+    crontab = crond / "app"
+    crontab.write_text(f"HOME={tmp_path}\n{line}\n0 1 * * * root true\n")
+    registry = tmp_path / "migrate-cron.toml"
+    made = run_cli("generate", "registry", str(crontab), "-o", str(registry), "--tz", "UTC",
+                   cwd=tmp_path)  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    written = registry.read_text()
+    (name,) = [s.name for s in load_registry(registry) if s.user == "nobody"]
+    env = {**queue_env(db_url, table_prefix, registry), "MIGRATE_CRON_SPOOL": str(tmp_path / "sp")}
+
+    for edit in ("", 'user = "root"\n'):
+        registry.write_text(written.replace('user = "nobody"\nenv', f"{edit}env", 1))
+        migrate = run_cli("migrate", name, "--to", "enqueue", "--crontab", str(crontab),
+                          env=env, cwd=tmp_path)  # fmt: skip
+        assert migrate.returncode == 1, migrate.stderr
+        assert f"job '{name}': key 'user'" in migrate.stderr and "'nobody'" in migrate.stderr
+        assert crontab.read_text().splitlines()[1] == line  # nothing switched
+        verify = run_cli("verify", name, env=env, cwd=tmp_path)
+        assert verify.returncode == 1 and f"job '{name}': key 'user'" in verify.stderr
+        enqueue = run_cli("enqueue", name, env=env, cwd=tmp_path)
+        assert enqueue.returncode == 75 and "key 'user'" in enqueue.stderr, enqueue.stderr
+        job_id = store.enqueue(name, run_at=store.db_now()).job_id
+        worker = run_cli("worker", "--once", env=env, cwd=tmp_path, timeout=60)
+        assert worker.returncode == 0, worker.stderr
+        assert "registry-error" in worker.stdout + worker.stderr
+        job = store.get(job_id)
+        assert job is not None and (job.state, job.attempts) == ("open", 0)
+        assert not (out / "who").exists()
+
+    registry.write_text(written)  # as generated: the line's user again
+    replay = run_cli("enqueue", name, env=env, cwd=tmp_path)  # and the spooled cron runs
+    assert replay.returncode == 0, replay.stderr
+    worker = run_cli("worker", "--once", env=env, cwd=tmp_path, timeout=60)
+    assert worker.returncode == 0, worker.stderr
+    jobs = store.list_jobs(kind=name)
+    assert len(jobs) >= 3 and {j.state for j in jobs} == {"done"}  # 2 by hand + cron's
+    assert (out / "who").read_text().split() == ["nobody"] * len(jobs)
+
+
+def test_a_job_spec_built_by_hand_is_held_to_its_lines_user_too() -> None:
+    """The worker's own guard, for a JobSpec that did not come through the loader."""
+    from datetime import UTC, datetime
+
+    from migrate_cron.registry import JobSpec, Registry, Source
+    from migrate_cron.store.models import Job
+    from migrate_cron.worker.cancel import Cancel
+    from migrate_cron.worker.catalog import Catalog
+    from migrate_cron.worker.runner import run_command
+
+    spec = JobSpec(
+        name="r",
+        command="id -un",
+        sources=(Source("/etc/cron.d/r", 1, "* * * * * nobody id -un", user="nobody"),),
+    )
+    catalog = Catalog.build(Registry("r.toml", {"r": spec}))
+    assert "r" not in catalog.tasks and "'nobody'" in catalog.unrunnable["r"]
+    now = datetime.now(UTC)
+    job = Job(id=1, kind="r", ref=None, payload=None, state="running", attempts=1,
+              max_attempts=1, run_at=now, scheduled_for=None, locked_by="w",
+              locked_until=now, last_error=None, output=None, created_at=now,
+              started_at=now, finished_at=None)  # fmt: skip
+    result = run_command(spec, job, Cancel())
+    assert result.returncode is None and "key 'user'" in (result.start_error or "")
