@@ -43,13 +43,36 @@ def dialect_family(name: str) -> str:
 
 
 def display_url(url: str) -> str:
-    """``url`` as the Store's messages print it (``StoreBase.url_safe``): SQLAlchemy's
-    rendering with the password hidden. ``direct.py`` borrows it for its error messages."""
+    """``url`` as messages print it (``StoreBase.url_safe``): SQLAlchemy's rendering with the
+    password hidden, under the scheme the user typed (``postgresql://``, not the
+    ``postgresql+psycopg://`` we connect with). ``direct.py`` borrows it for its errors."""
     try:
         rendered = make_url(normalize_url(url)).render_as_string(hide_password=True)
     except Exception:  # sqlalchemy.exc.ArgumentError: print what we have
         rendered = url
+    typed, sep, _ = url.partition("://")
+    connected, sep2, rest = rendered.partition("://")
+    if sep and sep2 and typed != connected:
+        rendered = f"{typed}://{rest}"
     return mask_url(rendered)
+
+
+def missing_sqlite_file(url: str) -> str | None:
+    """The path of the SQLite file ``url`` names when that file does not exist yet (None for
+    other databases, in-memory ones and URI filenames). Reading commands ask first: SQLite
+    creates an empty file on connect, and a status in the wrong directory would leave one."""
+    import os
+
+    try:
+        parsed = make_url(normalize_url(url))
+    except Exception:  # sqlalchemy.exc.ArgumentError: make_engine says so
+        return None
+    if parsed.get_backend_name() != "sqlite" or "uri" in parsed.query:
+        return None
+    path = parsed.database or ""
+    if not path or path == ":memory:" or path.startswith("file:"):
+        return None
+    return None if os.path.exists(path) else path
 
 
 def make_engine(url: str, **kwargs: Any) -> Engine:
