@@ -82,6 +82,8 @@ def status(
         raise UsageError("--since: the window must be longer than 0s")
     if watch and (as_json or check):
         raise UsageError("--watch is a live view for a terminal; drop --json/--check")
+    if watch and not _console().is_terminal:  # a usage error, before the database is asked
+        raise UsageError("--watch needs a terminal; use --json (or --check) in scripts")
     from migrate_cron.ops.status import Thresholds
 
     limits = Thresholds(
@@ -154,11 +156,9 @@ def _watch(store: Store, window: float, specs: list[JobSpec], interval: float) -
     from rich.live import Live
     from rich.text import Text
 
-    from migrate_cron.errors import MigrateCronError, UsageError
+    from migrate_cron.errors import MigrateCronError
 
     console = _console()
-    if not console.is_terminal:
-        raise UsageError("--watch needs a terminal; use --json (or --check) in scripts")
     interval = max(interval, 0.2)
     # Ctrl-C ends the watch between two refreshes instead of raising KeyboardInterrupt in the
     # middle of a database call or of Rich's output (which could leave the terminal, or the
@@ -200,13 +200,10 @@ def _footer(view: RenderableType, interval: float) -> RenderableType:
 
 # ---------------------------------------------------------------------- rendering
 def _console() -> Console:
-    """stdout; piped output gets a wide fixed width instead of Rich's 80 columns."""
-    from migrate_cron.cli.common import stdout_console
+    """stdout; piped output gets the same fixed width as ``jobs list`` (``table_console``)."""
+    from migrate_cron.cli.render.console import table_console
 
-    console = stdout_console()
-    if not console.is_terminal:
-        console.width = 160
-    return console
+    return table_console()
 
 
 def render(report: StatusReport) -> RenderableType:
