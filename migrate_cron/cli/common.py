@@ -66,21 +66,13 @@ def settings(database_url: str, table_prefix: str = "") -> Settings:
 def open_store(database_url: str, table_prefix: str = "") -> Store:
     """Open the store for a command; errors surface as DatabaseUnavailable on first use.
 
-    A SQLite file that does not exist is refused here, before anything connects: SQLite
-    would create an empty file, and a ``status`` run in the wrong directory would leave a
-    stray database behind (only ``db upgrade`` creates one)."""
-    from migrate_cron.errors import SchemaMissing
+    A SQLite file that does not exist is not created (only ``db upgrade`` creates one): the
+    first use raises ``SchemaMissing`` ("no database yet"), so a ``status`` run in the wrong
+    directory leaves no stray empty database behind."""
     from migrate_cron.store import open_store as _open
-    from migrate_cron.store.engine import display_url, missing_sqlite_file
 
     s = settings(database_url, table_prefix)
-    missing = missing_sqlite_file(s.database_url)
-    if missing is not None:
-        raise SchemaMissing(
-            f"no database yet: {missing} does not exist ({display_url(s.database_url)}) — "
-            "create it with `migrate-cron db upgrade`, or give --database-url"
-        )
-    return _open(s.database_url, prefix=s.table_prefix)
+    return _open(s.database_url, prefix=s.table_prefix, sqlite_must_exist=True)
 
 
 def stderr_console() -> Console:

@@ -82,8 +82,6 @@ def status(
         raise UsageError("--since: the window must be longer than 0s")
     if watch and (as_json or check):
         raise UsageError("--watch is a live view for a terminal; drop --json/--check")
-    if watch and not _console().is_terminal:  # a usage error, before the database is asked
-        raise UsageError("--watch needs a terminal; use --json (or --check) in scripts")
     from migrate_cron.ops.status import Thresholds
 
     limits = Thresholds(
@@ -156,9 +154,11 @@ def _watch(store: Store, window: float, specs: list[JobSpec], interval: float) -
     from rich.live import Live
     from rich.text import Text
 
-    from migrate_cron.errors import MigrateCronError
+    from migrate_cron.errors import MigrateCronError, UsageError
 
     console = _console()
+    if not console.is_terminal:
+        raise UsageError("--watch needs a terminal; use --json (or --check) in scripts")
     interval = max(interval, 0.2)
     # Ctrl-C ends the watch between two refreshes instead of raising KeyboardInterrupt in the
     # middle of a database call or of Rich's output (which could leave the terminal, or the

@@ -75,8 +75,11 @@ def missing_sqlite_file(url: str) -> str | None:
     return None if os.path.exists(path) else path
 
 
-def make_engine(url: str, **kwargs: Any) -> Engine:
-    """Create an engine for ``url`` with our per-dialect recipe applied."""
+def make_engine(url: str, *, sqlite_must_exist: bool = False, **kwargs: Any) -> Engine:
+    """Create an engine for ``url`` with our per-dialect recipe applied.
+
+    ``sqlite_must_exist``: connecting to a SQLite file that does not exist raises
+    ``SchemaMissing`` ("no database yet") instead of creating an empty file."""
     url = normalize_url(url)
     try:
         parsed = make_url(url)
@@ -84,7 +87,10 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
         raise UsageError(f"cannot parse database URL {mask_url(url)!r}: {exc}") from None
     backend = parsed.get_backend_name()
     if backend == "sqlite":
-        return _sqlite_engine(url, **kwargs)
+        engine = _sqlite_engine(url, **kwargs)
+        if sqlite_must_exist:
+            _refuse_missing_file(engine, url)
+        return engine
     connect_args = dict(kwargs.pop("connect_args", {}))
     if backend in ("mysql", "mariadb"):
         kwargs.setdefault("isolation_level", "READ COMMITTED")
@@ -107,6 +113,22 @@ def make_engine(url: str, **kwargs: Any) -> Engine:
         raise UsageError(f"no driver for {mask_url(url)!r}: {exc}") from None
     except Exception as exc:
         raise UsageError(f"cannot use database URL {mask_url(url)!r}: {exc}") from None
+
+
+def _refuse_missing_file(engine: Engine, url: str) -> None:
+    """Checked at each connect (not when the engine is made: ``open_store`` connects
+    nothing, and callers that tolerate an unreadable queue catch the error at first use)."""
+
+    @event.listens_for(engine, "do_connect")
+    def _exists(*_: Any) -> None:
+        missing = missing_sqlite_file(url)
+        if missing is not None:
+            from migrate_cron.errors import SchemaMissing
+
+            raise SchemaMissing(
+                f"no database yet: {missing} does not exist ({display_url(url)}) — create it "
+                "with `migrate-cron db upgrade`, or give --database-url"
+            )
 
 
 def _sqlite_engine(url: str, **kwargs: Any) -> Engine:

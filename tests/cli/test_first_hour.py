@@ -42,7 +42,7 @@ def queue_env(db_url: str, table_prefix: str, tmp_path: Path) -> dict[str, str]:
 
 def test_reading_in_an_empty_directory_creates_no_database(tmp_path: Path) -> None:
     env = user_env(MIGRATE_CRON_SPOOL=str(tmp_path / "spool"))  # the default URL
-    for command in (("status",), ("status", "--check"), ("jobs", "list"), ("metrics",)):
+    for command in (("status",), ("status", "--check"), ("jobs", "list"), ("jobs", "show", "1")):
         result = run_cli(*command, cwd=tmp_path, env=env)
         [line] = result.stderr.strip().splitlines()
         assert result.returncode == 1, (command, result.stderr)

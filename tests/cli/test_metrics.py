@@ -107,7 +107,6 @@ def test_metrics_port_in_use_is_one_line_exit_1(tmp_path: Path) -> None:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        (tmp_path / "q.db").touch()  # a database (else: "no database yet", first)
         env = {"MIGRATE_CRON_DATABASE_URL": f"sqlite:///{tmp_path / 'q.db'}"}
         result = run_cli("metrics", "--port", str(port), env=env, cwd=tmp_path, timeout=60)
     assert result.returncode == 1
