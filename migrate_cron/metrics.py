@@ -89,8 +89,9 @@ class QueueCollector(Collector):
         )
         age = GaugeMetricFamily(
             "migrate_cron_oldest_ready_age_seconds",
-            "How long the oldest ready job of the kind has waited (0 if none is ready). "
-            "Rises when workers fall behind, whatever the depth.",
+            "How long the oldest ready job of the kind has waited since its work became due "
+            "(a cron slot's first try: its slot; a retry: its backoff's end) (0 if none is "
+            "ready). Rises when workers fall behind, whatever the depth.",
             labels=["kind"],
         )
         failed = GaugeMetricFamily(

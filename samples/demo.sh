@@ -82,9 +82,9 @@ end = text.find("\n[jobs.", text.index(f"[jobs.{sys.argv[1]}.source]"))
 print(text[start:end if end > 0 else None].rstrip())
 EOF
 say ""
-say "In your project the tables come as an Alembic revision appended to your history:"
-run migrate-cron generate migration --init alembic
-say "Here we let migrate-cron create them directly in the SQLite file:"
+say "The tables: one way per database (README, \"Two ways to the tables\"). With an Alembic \
+project of your own, 'migrate-cron generate migration' appends them to your history and \
+'alembic upgrade head' creates them. Without one, as here, migrate-cron creates them itself:"
 run migrate-cron db upgrade
 
 chapter "4. Migrate $FIRST: cron keeps the schedule, the queue runs the command"

@@ -2,6 +2,8 @@
 
 Runs the packaged Alembic revision programmatically (no alembic.ini), recording it in
 ``{prefix}migrate_cron_alembic_version`` so the user's own ``alembic_version`` is untouched.
+Tables the user's own Alembic project created (``generate migration``) are recognised and
+left to that project: ``db current`` says so, ``db upgrade``/``downgrade`` refuse in one line.
 """
 
 from __future__ import annotations
@@ -80,18 +82,25 @@ def current(
     if as_json:
         print_json(_state_json(state))
     else:
-        for rev in state.current:
+        for rev in state.at:
             typer.echo(f"{rev} (head)" if rev in state.heads else rev)
-        if state.up_to_date:
-            info(f"{state.database}: up to date")
-        elif not state.current:
-            info(f"{state.database}: no tables yet — run `migrate-cron db upgrade`")
-        else:
-            info(
-                f"{state.database}: behind {', '.join(state.heads)} — run `migrate-cron db upgrade`"
-            )
+        info(f"{state.database}: {_describe(state)}")
     if check and not state.up_to_date:
         raise typer.Exit(1)
+
+
+def _describe(state: SchemaState) -> str:
+    from migrate_cron.generate.environment import elsewhere_note
+
+    if not state.exists:
+        return "no database yet — run `migrate-cron db upgrade` (it creates the file)"
+    if state.managed_elsewhere:
+        return elsewhere_note(state)
+    if state.up_to_date:
+        return "up to date"
+    if not state.current:
+        return "no tables yet — run `migrate-cron db upgrade`"
+    return f"behind {', '.join(state.heads)} — run `migrate-cron db upgrade`"
 
 
 def _report(action: str, before: SchemaState, after: SchemaState, as_json: bool) -> None:
@@ -100,7 +109,11 @@ def _report(action: str, before: SchemaState, after: SchemaState, as_json: bool)
         return
     was = ", ".join(before.current) or "base"
     now = ", ".join(after.current) or "base"
-    if before.current == after.current:
+    if after.managed_elsewhere:  # `upgrade` at the head of the user's own history
+        from migrate_cron.generate.environment import elsewhere_note
+
+        info(f"{after.database}: nothing to {action}: {elsewhere_note(after)}")
+    elif before.current == after.current:
         info(f"{after.database}: already at {now}, nothing to {action}")
     elif not after.current:
         info(f"{after.database}: {action}d {was} -> base; the tables are dropped")
@@ -116,4 +129,7 @@ def _state_json(state: SchemaState) -> dict[str, object]:
         "current": list(state.current),
         "heads": list(state.heads),
         "up_to_date": state.up_to_date,
+        "tables_at": list(state.at),
+        "managed_by": state.managed_by,
+        "alembic_version_tables": list(state.histories),
     }

@@ -252,6 +252,8 @@ def _write(
         info(f"wrote revision {one.rev_id} (revises {revises}): {what}")
     if branch_label:
         info(f"it starts branch {branch_label!r}: run `alembic upgrade heads` (note the s)")
+    elif init is not None:
+        _next_after_init(prefix)
     else:
         info("next: `alembic upgrade head`")
     if init is None and not as_json:
@@ -260,6 +262,28 @@ def _write(
             "\nPaste this into your env.py so autogenerate never proposes to drop these "
             f"tables:\n\n{snippet}"
         )
+
+
+def _next_after_init(prefix: str) -> None:
+    """The next step for a project ``--init`` made: its env.py connects to
+    MIGRATE_CRON_DATABASE_URL (else the default SQLite file), so say which database that is,
+    and never advise an upgrade that would fail because the tables are already there."""
+    import os
+
+    from migrate_cron.config import DATABASE_URL_ENV, DEFAULT_DATABASE_URL
+    from migrate_cron.generate.environment import init_conflict
+    from migrate_cron.store.engine import display_url
+
+    url = os.environ.get(DATABASE_URL_ENV) or DEFAULT_DATABASE_URL
+    conflict = init_conflict(url, prefix)
+    if conflict is not None:
+        info(f"next: not `alembic upgrade head`: {conflict}")
+        return
+    source = DATABASE_URL_ENV if os.environ.get(DATABASE_URL_ENV) else "the default"
+    info(
+        f"next: `alembic upgrade head` — it creates the tables in {display_url(url)} "
+        f"({source}; set {DATABASE_URL_ENV} or sqlalchemy.url in alembic.ini for another)"
+    )
 
 
 def _written_json(written: WrittenRevision) -> dict[str, object]:

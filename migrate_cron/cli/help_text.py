@@ -39,8 +39,10 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "db downgrade": ("migrate-cron db downgrade base",),
     "db current": ("migrate-cron db current --json",),
     "migrate": (
-        "migrate-cron migrate invoices-export --to enqueue --dry-run",
-        "migrate-cron migrate invoices-export --to scheduler",
+        # --format user: a copy of `crontab -l` away from cron's spool says nothing of its
+        # format (tests/cli/test_help_examples_run.py runs each of these as written).
+        "migrate-cron migrate invoices-export --format user --to enqueue --dry-run",
+        "migrate-cron migrate invoices-export --format user --to scheduler",
         "migrate-cron migrate invoices-export --cron cronie --format user --dry-run",
     ),
     "rollback": ("migrate-cron rollback invoices-export",),

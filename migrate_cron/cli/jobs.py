@@ -93,7 +93,7 @@ def list_jobs(
         return
     from rich.table import Table
 
-    from migrate_cron.cli.common import stdout_console
+    from migrate_cron.cli.render.console import table_console
     from migrate_cron.cli.render.fit import FitOrStack
 
     table = Table()
@@ -109,7 +109,7 @@ def list_jobs(
             _at(j.finished_at),
             _first_line(j.last_error),
         )
-    stdout_console().print(FitOrStack(table))
+    table_console().print(FitOrStack(table))  # piped: the same layout as `status`
     from migrate_cron.cli.common import info
 
     if not jobs:

@@ -181,8 +181,9 @@ def scheduler(
 
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
+    scheduler = Scheduler(jobs, store, clock)
     loop = SchedulerLoop(
-        Scheduler(jobs, store, clock),
+        scheduler,
         leadership,
         clock,
         stop=stop,
@@ -202,11 +203,13 @@ def scheduler(
     finally:
         store.dispose()
     if once and not quiet:
-        if not result.led:
-            from migrate_cron.cli.common import info
+        from migrate_cron.cli.common import info
 
+        if not result.led:
             info("another scheduler holds the lease: nothing done")
         _print_events(result.events, {j.name: tz for j, tz in _zones(jobs)}, as_json)
+        if result.led:
+            info(_once_summary(result.events, scheduler.next_due()))
     elif not once:
         log.event("stop", ticks=result.ticks)
 
@@ -467,6 +470,19 @@ def _print_events(events: Sequence[RunEvent], zones: dict[str, str], as_json: bo
     ]
     if rows:
         _print_table(("JOB", "SLOT (job time)", "ACTION", "WHY", "RECORD", "JOB ID"), rows)
+
+
+def _once_summary(events: Sequence[RunEvent], next_due: datetime | None) -> str:
+    """One line after ``--once``, also when nothing was due (silence read as "broken")."""
+    from collections import Counter
+
+    counts = Counter(e.action for e in events)
+    done = {"enqueue": "enqueued", "skip": "skipped"}
+    parts = [f"{n} {done.get(a, a)}" for a, n in sorted(counts.items())]
+    what = f" ({', '.join(parts)})" if parts else ""
+    slots = "slot" if len(events) == 1 else "slots"
+    after = f"; next at {_utc(next_due)} UTC" if next_due is not None else "; no slot ahead"
+    return f"{len(events)} {slots} due{what}{after}"
 
 
 def _print_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:

@@ -193,13 +193,10 @@ def _footer(view: RenderableType, interval: float) -> RenderableType:
 
 # ---------------------------------------------------------------------- rendering
 def _console() -> Console:
-    """stdout; piped output gets a wide fixed width instead of Rich's 80 columns."""
-    from migrate_cron.cli.common import stdout_console
+    """stdout; piped output gets the same fixed width as ``jobs list`` (``table_console``)."""
+    from migrate_cron.cli.render.console import table_console
 
-    console = stdout_console()
-    if not console.is_terminal:
-        console.width = 160
-    return console
+    return table_console()
 
 
 def render(report: StatusReport) -> RenderableType:

@@ -7,7 +7,9 @@ what to install.
 
 from __future__ import annotations
 
+import errno
 import os
+import socket
 from typing import Annotated
 
 import typer
@@ -98,10 +100,36 @@ def web(
             f"[yellow]warning:[/yellow] listening on {host}: anyone who reaches it sees the "
             "queue (plain HTTP; put it behind TLS)"
         )
+    sock = _listen(host, port)  # before the URL is printed: a busy port is one error line
+    bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     mode = "actions allowed after sign-in" if allow_actions else "read-only"
-    info(f"migrate-cron web on http://{shown}:{port}/ ({mode}; {s.safe_url})")
-    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+    info(f"migrate-cron web on http://{shown}:{bound}/ ({mode}; {s.safe_url})")
+    server = uvicorn.Server(
+        uvicorn.Config(app, host=host, port=bound, log_level="warning", access_log=False)
+    )
+    server.run(sockets=[sock])
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """Bind the port ourselves, as uvicorn would (SO_REUSEADDR), and hand uvicorn the socket:
+    a port in use is then a MigrateCronError (one line, exit 1, as for ``metrics``) instead
+    of uvicorn's log line and its exit 3 after the URL was already printed."""
+    from migrate_cron.errors import MigrateCronError
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        hint = "; choose another with --port" if exc.errno == errno.EADDRINUSE else ""
+        raise MigrateCronError(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc}{hint}"
+        ) from None
+    sock.set_inheritable(True)
+    return sock
 
 
 web.__doc__ = reflow(web.__doc__)

@@ -394,7 +394,7 @@ def _refuse_existing(script: ScriptDirectory, revision: Revision) -> None:
     if existing is not None:
         raise ConfigError(
             f"the migrate-cron revision {revision.rev_id} ({revision.message}) is already in "
-            f"the history: {existing.path}"
+            f"the history: {existing.path}; nothing to write — `alembic upgrade head` applies it"
         )
 
 

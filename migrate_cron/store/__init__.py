@@ -15,6 +15,8 @@ from migrate_cron.config import validate_prefix
 if TYPE_CHECKING:
     from datetime import datetime
 
+    from sqlalchemy import Engine
+
     from migrate_cron.clock import Clock
     from migrate_cron.store.base import Listener
     from migrate_cron.store.models import (
@@ -82,12 +84,19 @@ def open_store(
     """Open a Store for ``url``. Nothing connects until the first operation. ``use`` sets how
     long a call may wait (``store.timeouts``); the default is ``Use.LONG``, for application
     code and maintenance."""
-    from migrate_cron.store.engine import dialect_family, make_engine
+    from migrate_cron.store.engine import display_url, make_engine
     from migrate_cron.store.timeouts import Use
 
     engine = make_engine(url, use or Use.LONG, **engine_kwargs)
+    store = _store_for(engine, validate_prefix(prefix), clock)
+    store.url_safe = display_url(url)  # as the user typed it, not as we connect
+    return store
+
+
+def _store_for(engine: Engine, prefix: str, clock: Clock | None) -> Store:
+    from migrate_cron.store.engine import dialect_family
+
     family = dialect_family(engine.dialect.name)
-    prefix = validate_prefix(prefix)
     if family == "postgresql":
         from migrate_cron.store.postgresql import PostgresStore
 

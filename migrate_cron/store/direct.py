@@ -306,17 +306,18 @@ def _quietly(action: Callable[[], object]) -> None:
 # --------------------------------------------------------------------------- URLs
 def open_writer(url: str, prefix: str) -> DirectWriter:
     """A writer for ``url``; raises ``Unsupported`` for any URL this module does not map
-    exactly as ``engine.make_engine`` does. Nothing connects until the first write."""
-    url = normalize_url(url)
+    exactly as ``engine.make_engine`` does. Nothing connects until the first write. The
+    writer keeps ``url`` as given, for its messages (``display_url``)."""
+    typed, url = url, normalize_url(url)
     scheme, sep, rest = url.partition("://")
     if not sep or "#" in rest:
         raise Unsupported(scheme)
     if scheme == "sqlite":
-        return DirectWriter(url, "sqlite", _sqlite_connector(rest), prefix)
+        return DirectWriter(typed, "sqlite", _sqlite_connector(rest), prefix)
     if scheme == "postgresql+psycopg":
-        return DirectWriter(url, "postgresql", _postgresql_connector(rest), prefix)
+        return DirectWriter(typed, "postgresql", _postgresql_connector(rest), prefix)
     if scheme in ("mysql+pymysql", "mariadb+pymysql"):
-        return DirectWriter(url, "mysql", _mysql_connector(rest), prefix)
+        return DirectWriter(typed, "mysql", _mysql_connector(rest), prefix)
     raise Unsupported(scheme)
 
 

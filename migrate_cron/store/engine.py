@@ -49,12 +49,17 @@ def dialect_family(name: str) -> str:
 
 
 def display_url(url: str) -> str:
-    """``url`` as the Store's messages print it (``StoreBase.url_safe``): SQLAlchemy's
-    rendering with the password hidden. ``direct.py`` borrows it for its error messages."""
+    """``url`` as messages print it (``StoreBase.url_safe``): SQLAlchemy's rendering with the
+    password hidden, under the scheme the user typed (``postgresql://``, not the
+    ``postgresql+psycopg://`` we connect with). ``direct.py`` borrows it for its errors."""
     try:
         rendered = make_url(normalize_url(url)).render_as_string(hide_password=True)
     except Exception:  # sqlalchemy.exc.ArgumentError: print what we have
         rendered = url
+    typed, sep, _ = url.partition("://")
+    connected, sep2, rest = rendered.partition("://")
+    if sep and sep2 and typed != connected:
+        rendered = f"{typed}://{rest}"
     return mask_url(rendered)
 
 
@@ -67,8 +72,31 @@ def utf8mb4_charset(asked: Any) -> str:
     return "utf8mb4"
 
 
-def make_engine(url: str, use: Use = Use.LONG, **kwargs: Any) -> Engine:
-    """Create an engine for ``url`` with our per-dialect recipe and ``use``'s time limits."""
+def missing_sqlite_file(url: str) -> str | None:
+    """The path of the SQLite file ``url`` names when that file does not exist yet (None for
+    other databases, in-memory ones and URI filenames). Reading commands ask first: SQLite
+    creates an empty file on connect, and a status in the wrong directory would leave one."""
+    import os
+
+    try:
+        parsed = make_url(normalize_url(url))
+    except Exception:  # sqlalchemy.exc.ArgumentError: make_engine says so
+        return None
+    if parsed.get_backend_name() != "sqlite" or "uri" in parsed.query:
+        return None
+    path = parsed.database or ""
+    if not path or path == ":memory:" or path.startswith("file:"):
+        return None
+    return None if os.path.exists(path) else path
+
+
+def make_engine(
+    url: str, use: Use = Use.LONG, *, sqlite_must_exist: bool = False, **kwargs: Any
+) -> Engine:
+    """Create an engine for ``url`` with our per-dialect recipe and ``use``'s time limits.
+
+    ``sqlite_must_exist``: connecting to a SQLite file that does not exist raises
+    ``SchemaMissing`` ("no database yet") instead of creating an empty file."""
     url = normalize_url(url)
     try:
         parsed = make_url(url)
@@ -76,7 +104,10 @@ def make_engine(url: str, use: Use = Use.LONG, **kwargs: Any) -> Engine:
         raise UsageError(f"cannot parse database URL {mask_url(url)!r}: {exc}") from None
     backend = parsed.get_backend_name()
     if backend == "sqlite":
-        return _sqlite_engine(url, **kwargs)
+        engine = _sqlite_engine(url, **kwargs)
+        if sqlite_must_exist:
+            _refuse_missing_file(engine, url)
+        return engine
     bound = limits(use)
     connect_args = dict(kwargs.pop("connect_args", {}))
     own_answer = False
@@ -141,6 +172,22 @@ def _answer_after(engine: Engine, bound: Limits) -> None:
     @event.listens_for(engine, "connect", insert=True)
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         dbapi_conn._read_timeout = dbapi_conn._write_timeout = answer
+
+
+def _refuse_missing_file(engine: Engine, url: str) -> None:
+    """Checked at each connect (not when the engine is made: ``open_store`` connects
+    nothing, and callers that tolerate an unreadable queue catch the error at first use)."""
+
+    @event.listens_for(engine, "do_connect")
+    def _exists(*_: Any) -> None:
+        missing = missing_sqlite_file(url)
+        if missing is not None:
+            from migrate_cron.errors import SchemaMissing
+
+            raise SchemaMissing(
+                f"no database yet: {missing} does not exist ({display_url(url)}) — create it "
+                "with `migrate-cron db upgrade`, or give --database-url"
+            )
 
 
 def _sqlite_engine(url: str, **kwargs: Any) -> Engine:

@@ -24,6 +24,7 @@ from sqlalchemy import (
 
 from migrate_cron.store.attempts import AttemptOps
 from migrate_cron.store.base import DEFAULT_MAX_ATTEMPTS, storable
+from migrate_cron.store.keys import chain_ref
 from migrate_cron.store.models import (
     AttemptRun,
     EnqueueResult,
@@ -365,7 +366,7 @@ class JobOps(AttemptOps):
                     conn,
                     kind,
                     {"after": parent.kind, "job_id": parent.id, "outcome": state},
-                    f"after:{parent.id}",
+                    chain_ref(parent.id),
                     None,
                     None,
                     max_attempts,

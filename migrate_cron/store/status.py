@@ -4,8 +4,11 @@ Read-only statements in one transaction, each bounded by an index rather than by
 the table:
 
 - **live**: counts per kind and state for everything *not* done (open, running, failed,
-  cancelled) and the oldest ready ``run_at``. Done rows are excluded by the ``state IN`` list,
-  so the planner reads the claim / state indexes, never the done rows.
+  cancelled) and the oldest *due time* of a ready job. Done rows are excluded by the
+  ``state IN`` list, so the planner reads the claim / state indexes, never the done rows.
+  The due time is when the work became due, not when its row was written (``due_at``): a
+  cron slot replayed from the spool an hour late, or enqueued late by a scheduler catching
+  up, has waited since its slot, and ``status --check --max-age`` and the metric must say so.
 - **durations**: run time of jobs done inside the window (``finished_at >= since``): the
   runs' own start and end from the attempts history (``(kind, finished_at)`` index), and the
   done counts from the job rows via the ``(state, finished_at)`` index. Percentiles are linear
@@ -43,6 +46,7 @@ from sqlalchemy import (
 
 from migrate_cron.store.attempts import AttemptOps
 from migrate_cron.store.base import aware_or_none
+from migrate_cron.store.keys import CHAIN_REF_PREFIX
 from migrate_cron.store.models import JobState, KindStatus, QueueStatus, SlotStatus
 from migrate_cron.store.schema import UTCDateTime
 
@@ -59,6 +63,25 @@ class StatusQueries:
         self.runs = store.tables.scheduled_runs
 
     # ------------------------------------------------------------------ statements
+    def due_at(self) -> ColumnElement[Any]:
+        """When a ready job's work became due: a cron slot's job on its first try (no attempt
+        counted, no error recorded: never claimed, or given back at shutdown) has been due
+        since its slot (``scheduled_for``), however late its row was written; every other
+        job since its ``run_at`` — a retry when its backoff ended (or the reaper reopened
+        it), a failed job ``jobs retry`` put back when that was asked for, a follow-up job
+        (``after:ID``, which carries its parent's slot) when the parent finished, a plain
+        enqueue when it was made runnable. Computed per open row of the live statement, the
+        rows it reads already (no index changes)."""
+        job = self.job
+        unstarted_slot = and_(
+            job.c.attempts == 0,
+            job.c.last_error.is_(None),
+            job.c.scheduled_for.is_not(None),
+            job.c.scheduled_for < job.c.run_at,
+            job.c.ref.not_like(f"{CHAIN_REF_PREFIX}%"),
+        )
+        return case((unstarted_slot, job.c.scheduled_for), else_=job.c.run_at)
+
     def live_sql(self, now: datetime) -> Select[Any]:
         job = self.job
         at = literal(now, UTCDateTime())
@@ -69,7 +92,7 @@ class StatusQueries:
                 job.c.state,
                 func.count().label("n"),
                 func.sum(case((ready, 1), else_=0)).label("ready"),
-                func.min(case((ready, job.c.run_at), else_=None), type_=UTCDateTime()).label(
+                func.min(case((ready, self.due_at()), else_=None), type_=UTCDateTime()).label(
                     "oldest_ready"
                 ),
             )

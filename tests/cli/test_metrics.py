@@ -36,6 +36,36 @@ def _read_port(proc: subprocess.Popen[str], seconds: float = 60) -> int:
     raise AssertionError(f"no 'serving metrics' line; stderr so far: {seen!r}")
 
 
+def scrape(env: dict[str, str], cwd: Path, *args: str) -> str:
+    """Start ``migrate-cron metrics`` on a free port, scrape /metrics once, stop it with
+    SIGTERM (it must exit 0); returns the exposition text."""
+    proc = subprocess.Popen(
+        [cli_path(), "metrics", "--port", "0", "--host", "127.0.0.1", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, **env},
+        cwd=cwd,
+        start_new_session=True,
+    )
+    try:
+        port = _read_port(proc)
+        url = f"http://127.0.0.1:{port}/metrics"
+        with urllib.request.urlopen(url, timeout=30) as resp:
+            assert resp.status == 200
+            body = resp.read().decode()
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait(timeout=10)
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.close()
+        proc.stderr.close()
+    return str(body)
+
+
 def test_metrics_command_serves_the_queue_numbers(
     db_url: str, table_prefix: str, tmp_path: Path
 ) -> None:
@@ -52,30 +82,7 @@ def test_metrics_command_serves_the_queue_numbers(
         clock.set(now - timedelta(minutes=10) + timedelta(seconds=4))
         store.complete("w", [job.id])
 
-        proc = subprocess.Popen(
-            [cli_path(), "metrics", "--port", "0", "--host", "127.0.0.1", "--window", "1h"],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env={**os.environ, **env},
-            cwd=tmp_path,
-            start_new_session=True,
-        )
-        try:
-            port = _read_port(proc)
-            url = f"http://127.0.0.1:{port}/metrics"
-            with urllib.request.urlopen(url, timeout=30) as resp:
-                assert resp.status == 200
-                body = resp.read().decode()
-            proc.send_signal(signal.SIGTERM)
-            assert proc.wait(timeout=30) == 0
-        finally:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait(timeout=10)
-            assert proc.stdout is not None and proc.stderr is not None
-            proc.stdout.close()
-            proc.stderr.close()
+        body = scrape(env, tmp_path, "--window", "1h")
 
     samples = {
         (s.name, tuple(sorted(s.labels.items()))): s.value

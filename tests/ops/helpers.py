@@ -170,7 +170,7 @@ EXPECTED: dict[str, dict[str, Any]] = {
         "done": 0,
         "failed": 0,
         "cancelled": 0,
-        "oldest_ready_age": 179.0,
+        "oldest_ready_age": 180.0,  # since its slot (12:00), not its row (12:00:01)
         "duration_p50": None,
         "duration_p95": None,
         "duration_max": None,

@@ -1,4 +1,5 @@
-"""The console a report (``analyze``, ``plan``) is printed on, and how wide it is."""
+"""The console a report (``analyze``, ``plan``) or a table (``status``, ``jobs list``) is
+printed on, and how wide it is."""
 
 from __future__ import annotations
 
@@ -22,3 +23,16 @@ def report_console(pipe_width: int = 140) -> Console:
     from rich.console import Console
 
     return Console(highlight=False, width=None if chosen_width() else pipe_width)
+
+
+#: Piped ``status`` and ``jobs list``: wide enough for their tables, so a pipe or a file gets
+#: the same table a terminal shows (stacked records only where the user chose a narrow width).
+TABLE_PIPE_WIDTH = 160
+
+
+def table_console() -> Console:
+    """``report_console`` at the width the operators' tables need when piped; soft-wrapped
+    there, as ``stdout_console`` is, so lines are not padded to the width."""
+    console = report_console(pipe_width=TABLE_PIPE_WIDTH)
+    console.soft_wrap = not sys.stdout.isatty()
+    return console
