@@ -185,8 +185,10 @@ class Finisher(threading.Thread):
                 reason = describe_error(exc)
             job_id, attempt, outcome = item
             try:  # the same outcome with its text in plain ASCII (store/base.py: escaped)
-                self._flush([item._replace(outcome=replace(outcome, error=escaped(outcome.error),
-                                                           output=escaped(outcome.output)))])  # fmt: skip
+                plain = replace(
+                    outcome, error=escaped(outcome.error), output=escaped(outcome.output)
+                )
+                self._flush([item._replace(outcome=plain)])
                 self._log.event(
                     "escaped",
                     f"job {job_id}: its {outcome.status} outcome is stored with its text "
