@@ -9,8 +9,10 @@ so no code outside ``store/`` needs to know which dialect is underneath.
 
 Guarantees every implementation keeps (checked by ``tests/contract``):
 - A claimed job is owned by exactly one worker (``locked_by``) until its lease ends.
-- Finishing (``complete``, ``fail``, ``release``, ``heartbeat``) is fenced on
-  ``locked_by = me AND state = 'running'``: a worker whose lease was taken over changes nothing.
+- Finishing (``complete``, ``fail``, ``release``) is fenced by the attempt (``fence.py``):
+  it lands while nobody else has claimed the job, even after the lease ran out; once another
+  attempt took it over, or it is finished, it changes nothing. A ``heartbeat`` renews only a
+  lease still ours (``locked_by = me AND state = 'running'``).
 - Lease arithmetic uses the database server's clock (SQLite: the local clock, which is the
   database's), never the worker's — unless a test injects a clock.
 - Enqueue is insert-if-absent on (kind, ref) and on (job_name, scheduled_for).

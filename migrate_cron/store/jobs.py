@@ -1,7 +1,10 @@
 """The ``job`` table: enqueue, claim, heartbeat, finish (fenced) and reap.
 
-Every finishing statement is fenced on ``locked_by = me AND state = 'running'``, so a worker
-whose lease was taken over changes nothing. The claim itself is the dialect's hook (``_claim``).
+Every finishing statement is fenced by the attempt it records (``store/fence.py``): it lands
+while nobody else has claimed the job since, even after the lease ran out, and changes nothing
+once another attempt took the job over or it is finished. Heartbeats renew only a lease that
+is still ours (``locked_by = me AND state = 'running'``). The claim itself is the dialect's
+hook (``_claim``).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from sqlalchemy import (
 
 from migrate_cron.store.attempts import AttemptOps
 from migrate_cron.store.base import DEFAULT_MAX_ATTEMPTS, storable
+from migrate_cron.store.fence import FenceColumns, not_recorded
 from migrate_cron.store.keys import chain_ref
 from migrate_cron.store.models import (
     AttemptRun,
@@ -265,9 +269,20 @@ class JobOps(AttemptOps):
             "finished_at": None,
         }
 
-    def _fence(self, worker_id: str) -> list[Any]:
+    @property
+    def _fence_columns(self) -> FenceColumns:
         job = self.tables.job
-        return [job.c.locked_by == worker_id, job.c.state == JobState.RUNNING]
+        return FenceColumns(
+            attempts=job.c.attempts,
+            locked_by=job.c.locked_by,
+            locked_until=job.c.locked_until,
+            running=job.c.state == JobState.RUNNING,
+            taken_back=job.c.state.in_([JobState.OPEN, JobState.FAILED]),
+        )
+
+    def _fence(self, worker_id: str) -> list[Any]:
+        """The lease is still ours: what heartbeats renew and ``owned_jobs`` reports."""
+        return [self._fence_columns.held_by(worker_id)]
 
     def _ids_match(self, ids: Sequence[int]) -> ColumnElement[bool]:
         """``id IN (…)`` for the worker's batch writes (heartbeat, complete, release).
@@ -309,23 +324,25 @@ class JobOps(AttemptOps):
         outputs: dict[int, str] | None = None,
         then: Mapping[int, Sequence[tuple[str, int]]] | None = None,
         runs: Mapping[int, AttemptRun] | None = None,
+        attempts: Mapping[int, int] | None = None,
     ) -> int:
-        """Mark jobs done (fenced); returns how many were still ours. ``then``: per job, the
+        """Mark jobs done (fenced by ``attempts``: per job, the attempt that ran; see
+        ``store/fence.py``); returns how many were written. ``then``: per job, the
         (kind, max_attempts) to enqueue in the same transaction (a chain's next step).
         ``runs``: per job, the run for the attempts history, recorded in the same transaction."""
         if not ids:
             return 0
         job = self.tables.job
+        values = {
+            "state": JobState.DONE,
+            "locked_by": worker_id,
+            "finished_at": self.now_sql(),
+            "locked_until": None,
+            "last_error": None,
+        }
         with self.transaction() as conn:
-            res = conn.execute(
-                update(job)
-                .where(self._ids_match(ids), *self._fence(worker_id))
-                .values(
-                    state=JobState.DONE,
-                    finished_at=self.now_sql(),
-                    locked_until=None,
-                    last_error=None,
-                )
+            written = self._fence_columns.update(
+                conn, job, worker_id, ids, attempts, self._ids_match, values
             )
             if outputs:
                 for job_id, output in outputs.items():
@@ -342,7 +359,7 @@ class JobOps(AttemptOps):
                 self._record_attempts(conn, worker_id, "done", (JobState.DONE,), runs)
             if then:
                 self._enqueue_next(conn, worker_id, JobState.DONE, then)
-            return int(res.rowcount)
+            return int(written)
 
     def _enqueue_next(
         self,
@@ -384,18 +401,22 @@ class JobOps(AttemptOps):
         terminal: bool = False,
         then: Sequence[tuple[str, int]] = (),
         run: AttemptRun | None = None,
+        attempt: int | None = None,
     ) -> str | None:
-        """Record a failed attempt: back to ``open`` after ``retry_in`` s, or ``failed`` when
-        attempts are spent (or ``terminal``). Returns the new state, None if fenced out.
-        ``then``: (kind, max_attempts) enqueued in the same transaction if it is ``failed``."""
+        """Record failed attempt ``attempt`` (the fence: ``store/fence.py``): back to ``open``
+        after ``retry_in`` s, or ``failed`` when attempts are spent (or ``terminal``). Returns
+        the new state, None if fenced out. ``then``: (kind, max_attempts) enqueued in the same
+        transaction if it is ``failed``."""
         job = self.tables.job
         spent: Any = true() if terminal else job.c.attempts >= job.c.max_attempts
+        fence = self._fence_columns.attempt_of(worker_id, attempt)
         with self.transaction() as conn:
             res = conn.execute(
                 update(job)
-                .where(job.c.id == job_id, *self._fence(worker_id))
+                .where(job.c.id == job_id, fence)
                 .values(
                     state=case((spent, JobState.FAILED), else_=JobState.OPEN),
+                    locked_by=worker_id,
                     run_at=case((spent, job.c.run_at), else_=self.after_sql(retry_in)),
                     finished_at=case((spent, self.now_sql()), else_=None),
                     locked_until=None,
@@ -412,28 +433,49 @@ class JobOps(AttemptOps):
                 self._enqueue_next(conn, worker_id, JobState.FAILED, {job_id: then})
             return str(conn.execute(select(job.c.state).where(job.c.id == job_id)).scalar_one())
 
-    def release(self, worker_id: str, ids: Sequence[int]) -> int:
-        """Give claimed jobs back at once, the attempt not counted (graceful shutdown)."""
+    def release(
+        self, worker_id: str, ids: Sequence[int], attempts: Mapping[int, int] | None = None
+    ) -> int:
+        """Give claimed jobs back at once, the attempt not counted (graceful shutdown); fenced
+        like ``complete``: a job the reaper took back meanwhile gets its attempt back too."""
         if not ids:
             return 0
         job = self.tables.job
+        values = {
+            "state": JobState.OPEN,
+            "attempts": case((job.c.attempts > 0, job.c.attempts - 1), else_=0),
+            "run_at": self.now_sql(),
+            "locked_by": None,
+            "locked_until": None,
+            "started_at": None,
+        }
         with self.transaction() as conn:
-            res = conn.execute(
-                update(job)
-                .where(self._ids_match(ids), *self._fence(worker_id))
-                .values(
-                    state=JobState.OPEN,
-                    attempts=case((job.c.attempts > 0, job.c.attempts - 1), else_=0),
-                    run_at=self.now_sql(),
-                    locked_by=None,
-                    locked_until=None,
-                    started_at=None,
-                )
+            return self._fence_columns.update(
+                conn, job, worker_id, ids, attempts, self._ids_match, values
             )
-            return int(res.rowcount)
+
+    def fenced_out(self, worker_id: str, attempts: Mapping[int, int]) -> dict[int, str]:
+        """Why the outcomes of these attempts (job id → attempt) are not recorded: for each
+        job whose row does not hold this worker's outcome of that attempt, a reason (taken
+        over by another attempt, already finished, cancelled, …). For the worker's log."""
+        if not attempts:
+            return {}
+        job = self.tables.job
+        with self.transaction(readonly=True) as conn:
+            rows = {
+                int(r.id): (str(r.state), int(r.attempts), r.locked_by)
+                for r in conn.execute(
+                    select(job.c.id, job.c.state, job.c.attempts, job.c.locked_by).where(
+                        self._ids_match(list(attempts))
+                    )
+                )
+            }
+        return not_recorded(rows, worker_id, attempts)
 
     def reap(self, error: str = "lease expired: the worker stopped heartbeating") -> ReapResult:
-        """Return jobs whose lease expired to ``open``, or ``failed`` if out of attempts."""
+        """Return jobs whose lease expired to ``open``, or ``failed`` if out of attempts; either
+        way nobody holds them (``locked_by`` empty), so the worker of that attempt can still
+        record its outcome until another claim (``store/fence.py``)."""
         job = self.tables.job
         expired = and_(job.c.state == JobState.RUNNING, job.c.locked_until < self.now_sql())
         with self.transaction() as conn:
@@ -443,6 +485,7 @@ class JobOps(AttemptOps):
                 .values(
                     state=JobState.FAILED,
                     finished_at=self.now_sql(),
+                    locked_by=None,
                     locked_until=None,
                     last_error=error,
                 )

@@ -12,7 +12,9 @@ loop runs unchanged (``worker/source.py``):
 - a claimed row is owned by one worker (``locked_by``) until ``locked_until``; the claim is the
   dialect's hook (``_claim_rows``: SKIP LOCKED on PostgreSQL and MySQL/MariaDB, BEGIN
   IMMEDIATE on SQLite), so concurrent workers never pick the same ready row;
-- finishing, heartbeats and release are fenced on ``locked_by = me AND status = processing``;
+- heartbeats renew only a lease still ours (``locked_by = me AND status = processing``);
+  finishing and release are fenced by the attempt (``store/fence.py``, the job table's
+  condition): a row the reaper took back lands its outcome until another worker claims it;
 - a failed attempt goes back to ready with ``locked_until`` = now + backoff — the claim takes
   only ready rows whose ``locked_until`` is empty or past, so the lease column doubles as the
   next-attempt time and the revision adds no fifth column — or to failed when out of attempts;
@@ -55,6 +57,7 @@ from sqlalchemy.sql.expression import TableClause
 
 from migrate_cron.errors import ConfigError, SchemaMissing
 from migrate_cron.store.base import Listener, storable
+from migrate_cron.store.fence import FenceColumns, not_recorded
 from migrate_cron.store.models import AttemptRun, Job, JobState, ReapResult
 from migrate_cron.store.schema import TIMESTAMP_TYPE, UTCDateTime, exact_string, exact_text
 
@@ -212,8 +215,19 @@ class RowQueue:
     def _is(self, value: StatusValue) -> ColumnElement[bool]:
         return self._status == self._value(value)
 
+    @property
+    def _fence_columns(self) -> FenceColumns:
+        c, spec = self.table.c, self.spec
+        return FenceColumns(
+            attempts=c.attempts,
+            locked_by=c.locked_by,
+            locked_until=c.locked_until,
+            running=self._is(spec.processing),
+            taken_back=or_(self._is(spec.ready), self._is(spec.failed)),
+        )
+
     def _fence(self, worker_id: str) -> list[ColumnElement[bool]]:
-        return [self.table.c.locked_by == worker_id, self._is(self.spec.processing)]
+        return [self._fence_columns.held_by(worker_id)]
 
     def _keys(self, ids: Sequence[int]) -> ColumnElement[bool]:
         return self._key.in_(list(ids))
@@ -304,25 +318,23 @@ class RowQueue:
         outputs: dict[int, str] | None = None,
         then: Mapping[int, Sequence[tuple[str, int]]] | None = None,
         runs: Mapping[int, AttemptRun] | None = None,
+        attempts: Mapping[int, int] | None = None,
     ) -> int:
-        """Mark rows done (fenced); ``locked_by`` stays as the record of who processed it.
-        Outputs, chains and run history are the job table's: a business row has no place
-        for them."""
+        """Mark rows done (fenced by ``attempts``); ``locked_by`` is the record of who
+        processed it. Outputs, chains and run history are the job table's: a business row has
+        no place for them."""
         if not ids:
             return 0
+        values = {
+            self.spec.status: self._value(self.spec.done),
+            "locked_by": worker_id,
+            "locked_until": None,
+            "last_error": None,
+        }
         with self.store.transaction() as conn:
-            res = conn.execute(
-                update(self.table)
-                .where(self._keys(ids), *self._fence(worker_id))
-                .values(
-                    {
-                        self.spec.status: self._value(self.spec.done),
-                        "locked_until": None,
-                        "last_error": None,
-                    }
-                )
+            return self._fence_columns.update(
+                conn, self.table, worker_id, ids, attempts, self._keys, values
             )
-            return int(res.rowcount)
 
     def fail(
         self,
@@ -335,9 +347,11 @@ class RowQueue:
         terminal: bool = False,
         then: Sequence[tuple[str, int]] = (),
         run: AttemptRun | None = None,
+        attempt: int | None = None,
     ) -> str | None:
-        """A failed attempt: back to ready, claimable after ``retry_in`` s, or failed when
-        attempts are spent (or ``terminal``). Returns "open"/"failed", None if fenced out."""
+        """Failed attempt ``attempt``: back to ready, claimable after ``retry_in`` s, or failed
+        when attempts are spent (or ``terminal``). Returns "open"/"failed", None if fenced
+        out."""
         c = self.table.c
         spec = self.spec
         spent: Any = true() if terminal else c.attempts >= spec.run.max_attempts
@@ -345,7 +359,7 @@ class RowQueue:
         with self.store.transaction() as conn:
             res = conn.execute(
                 update(self.table)
-                .where(self._key == job_id, *self._fence(worker_id))
+                .where(self._key == job_id, self._fence_columns.attempt_of(worker_id, attempt))
                 .values(
                     {
                         spec.status: status,
@@ -360,28 +374,56 @@ class RowQueue:
             now = conn.execute(select(self._status).where(self._key == job_id)).scalar_one()
         return JobState.FAILED if _same(now, spec.failed) else JobState.OPEN
 
-    def release(self, worker_id: str, ids: Sequence[int]) -> int:
+    def release(
+        self, worker_id: str, ids: Sequence[int], attempts: Mapping[int, int] | None = None
+    ) -> int:
         """Give claimed rows back at once, the attempt not counted (graceful shutdown)."""
         if not ids:
             return 0
         c = self.table.c
+        values = {
+            self.spec.status: self._value(self.spec.ready),
+            "attempts": case((c.attempts > 0, c.attempts - 1), else_=0),
+            "locked_by": None,
+            "locked_until": None,
+        }
         with self.store.transaction() as conn:
-            res = conn.execute(
-                update(self.table)
-                .where(self._keys(ids), *self._fence(worker_id))
-                .values(
-                    {
-                        self.spec.status: self._value(self.spec.ready),
-                        "attempts": case((c.attempts > 0, c.attempts - 1), else_=0),
-                        "locked_by": None,
-                        "locked_until": None,
-                    }
-                )
+            return self._fence_columns.update(
+                conn, self.table, worker_id, ids, attempts, self._keys, values
             )
-            return int(res.rowcount)
+
+    def fenced_out(self, worker_id: str, attempts: Mapping[int, int]) -> dict[int, str]:
+        """Why these attempts' outcomes are not recorded (see ``jobs.py``)."""
+        if not attempts:
+            return {}
+        c = self.table.c
+        with self.store.transaction(readonly=True) as conn:
+            rows = {
+                r[0]: (self._state_of(r[1]), int(r[2]), r[3])
+                for r in conn.execute(
+                    select(self._key, self._status, c.attempts, c.locked_by).where(
+                        self._keys(list(attempts))
+                    )
+                )
+            }
+        return not_recorded(rows, worker_id, attempts)
+
+    def _state_of(self, read: Any) -> str:
+        """A status read back, in the job table's words."""
+        spec = self.spec
+        for value, state in (
+            (spec.ready, JobState.OPEN),
+            (spec.processing, JobState.RUNNING),
+            (spec.done, JobState.DONE),
+            (spec.failed, JobState.FAILED),
+        ):
+            if _same(read, value):
+                return state
+        return str(read)
 
     def reap(self, error: str = REAP_ERROR) -> ReapResult:
-        """Return rows whose lease expired to ready, or failed if out of attempts."""
+        """Return rows whose lease expired to ready, or failed if out of attempts; nobody
+        holds them then, so the attempt's worker can still record its outcome."""
         c = self.table.c
         spec = self.spec
         expired = and_(self._is(spec.processing), c.locked_until < self.store.now_sql())
@@ -392,6 +434,7 @@ class RowQueue:
                 .values(
                     {
                         spec.status: self._value(spec.failed),
+                        "locked_by": None,
                         "locked_until": None,
                         "last_error": error,
                     }

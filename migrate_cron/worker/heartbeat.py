@@ -22,10 +22,17 @@ returns expired leases to ``open`` (or ``failed`` when out of attempts). A job w
 died is back within ``lease`` + ``reap_interval`` of that worker's last heartbeat. It has a
 thread of its own so that a slow reap (thousands of expired leases, a lock wait, a loaded
 server) never delays the renewal of this worker's own leases, which the fence would then stop.
+
+After an outage the holder reaps nothing until this worker has written the outcomes it holds
+and ``lease`` seconds have passed since the database answered again (``worker/contact.py``):
+every lease ran out while nobody could renew it, and living workers get one lease to renew
+theirs and write what they hold before a job is taken from them. A job whose worker died
+during the outage is then back within ``lease`` + ``reap_interval`` of the database's return.
 """
 
 from __future__ import annotations
 
+import math
 import random
 import threading
 import time
@@ -53,6 +60,7 @@ class _Every(threading.Thread):
         first_after: float,
         outage_cap: float,
         on_contact: Callable[[], None],
+        on_outage: Callable[[], None] = lambda: None,
     ) -> None:
         super().__init__(name=f"migrate-cron-{what}", daemon=True)
         self._what = what
@@ -60,6 +68,7 @@ class _Every(threading.Thread):
         self._interval = interval
         self._first_after = first_after
         self._on_contact = on_contact
+        self._on_outage = on_outage
         self._stop_event = threading.Event()
         self._outage = Outage(log, what, cap=min(outage_cap, interval))
 
@@ -81,6 +90,7 @@ class _Every(threading.Thread):
                     self._on_contact()
             except OUTAGE_ERRORS as exc:
                 self._outage.failed(exc)
+                self._on_outage()
             except Exception as exc:
                 self._log.event("error", f"{self._what}: {type(exc).__name__}: {exc}")
 
@@ -97,6 +107,8 @@ class Heartbeat(_Every):
         lease: float,
         outage_cap: float = 30.0,
         on_contact: Callable[[], None] = lambda: None,
+        on_outage: Callable[[], None] = lambda: None,
+        on_answer: Callable[[], None] = lambda: None,
     ) -> None:
         super().__init__(
             "heartbeat",
@@ -105,11 +117,13 @@ class Heartbeat(_Every):
             first_after=interval,
             outage_cap=outage_cap,
             on_contact=on_contact,
+            on_outage=on_outage,
         )
         self._store = store
         self._worker_id = worker_id
         self._ledger = ledger
         self._lease = lease
+        self._on_answer = on_answer  # the database answered (not called when nothing was sent)
 
     def tick(self) -> bool:
         return self.beat()
@@ -121,6 +135,7 @@ class Heartbeat(_Every):
             return False
         sent = time.monotonic()
         owned = self._store.heartbeat(self._worker_id, ids, self._lease)
+        self._on_answer()
         if owned >= len(ids):
             self._ledger.renewed(ids, sent)
             return True
@@ -161,6 +176,12 @@ class Reaper(_Every):
         interval: float,
         outage_cap: float = 30.0,
         on_contact: Callable[[], None] = lambda: None,
+        on_outage: Callable[[], None] = lambda: None,
+        on_answer: Callable[[], None] = lambda: None,
+        settle: float = 0.0,
+        back_for: Callable[[], float] = lambda: math.inf,
+        holding: Callable[[], bool] = lambda: False,
+        write_held: Callable[[], None] = lambda: None,
     ) -> None:
         # The first reap at a random point of the interval, so that workers started together
         # do not all try at once.
@@ -171,17 +192,35 @@ class Reaper(_Every):
             first_after=random.uniform(0, interval),
             outage_cap=outage_cap,
             on_contact=on_contact,
+            on_outage=on_outage,
         )
         self._store = store
         self._worker_id = worker_id
+        self._on_answer = on_answer
+        self._settle = settle  # after an outage: reap this long after the database is back
+        self._back_for = back_for
+        self._holding = holding
+        self._write_held = write_held
+        self._waiting = False  # said that this reap waits (once per outage)
 
     def tick(self) -> bool:
         self.reap()
         return True
 
     def reap(self) -> None:
-        if not self._store.acquire_lease(REAPER_LEASE, self._worker_id, self._interval):
+        ours = self._store.acquire_lease(REAPER_LEASE, self._worker_id, self._interval)
+        self._on_answer()
+        if not ours:
             return
+        if self._holding():  # what this worker holds goes first
+            self._write_held()
+            self._say_waiting("this worker's outcomes are written first")
+            return
+        wait = self._settle - self._back_for()
+        if wait > 0:
+            self._say_waiting(f"{wait:.1f}s more for workers to renew their leases")
+            return
+        self._waiting = False
         result = self._store.reap()
         if result.reopened or result.failed:
             self._log.event(
@@ -190,6 +229,11 @@ class Reaper(_Every):
                 reopened=result.reopened,
                 failed=result.failed,
             )
+
+    def _say_waiting(self, why: str) -> None:
+        if not self._waiting:
+            self._log.event("reap-waits", f"after the outage, reaping waits: {why}")
+            self._waiting = True
 
 
 def _is_cancelled(job: Job | None) -> bool:

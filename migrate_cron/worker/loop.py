@@ -10,6 +10,10 @@ Threads, and who owns what:
   shared reaper (so a slow reap never delays a renewal);
 - one finisher thread writes outcomes in batches every few ms.
 
+Every thread tells ``Contact`` when a database call fails and when one answers: after an
+outage the finisher is woken at once to write what it holds, and the reaper waits until that
+is written and one lease has passed, so no living worker's finished job runs again.
+
 The loop knows no SQL: it calls the named operations of a ``WorkSource`` (the queue's ``Store``,
 or a business table's ``RowQueue`` for ``worker --table``), and survives the database going
 away (one log line per try, capped backoff, carry on).
@@ -44,6 +48,7 @@ from migrate_cron.worker.backoff import IdleBackoff
 from migrate_cron.worker.cancel import SHUTDOWN
 from migrate_cron.worker.catalog import Catalog
 from migrate_cron.worker.claim_size import ClaimSize
+from migrate_cron.worker.contact import Contact
 from migrate_cron.worker.finisher import Finisher
 from migrate_cron.worker.heartbeat import Fence, Heartbeat, Reaper
 from migrate_cron.worker.inflight import Ledger, Slot
@@ -109,10 +114,13 @@ class Worker:
         self._dispatch: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
         self._stopping = threading.Event()
         self._force = threading.Event()
+        self._db_back = threading.Event()  # another thread reached the database again
         self._stop_requests = 0
         self._started = [0] * settings.concurrency
         self._listener: Listener | None = None
         self._listener_retry_at = 0.0
+        self.contact = Contact(settings.lease_seconds - settings.heartbeat, on_back=self._back)
+        contact = self.contact
         self._finisher = Finisher(
             store,
             self.worker_id,
@@ -121,6 +129,8 @@ class Worker:
             interval=settings.flush_interval,
             max_items=settings.flush_max,
             outage_cap=settings.outage_cap,
+            on_outage=contact.failed,
+            on_written=contact.ok,
         )
         self._heartbeat = Heartbeat(
             store,
@@ -131,6 +141,8 @@ class Worker:
             lease=settings.lease_seconds,
             outage_cap=settings.outage_cap,
             on_contact=self.metrics.contact,
+            on_outage=contact.failed,
+            on_answer=contact.ok,
         )
         self._reaper = Reaper(
             store,
@@ -139,6 +151,12 @@ class Worker:
             interval=settings.reap_interval,
             outage_cap=settings.outage_cap,
             on_contact=self.metrics.contact,
+            on_outage=contact.failed,
+            on_answer=contact.ok,
+            settle=settings.lease_seconds,
+            back_for=contact.back_for,
+            holding=self._finisher.holding,
+            write_held=self._finisher.retry_now,
         )
         self._fence = Fence(
             self.ledger,
@@ -272,8 +290,10 @@ class Worker:
                 if asked or plan.now or plan.ahead:  # only an answer ends an outage
                     outage.ok()
                     self.metrics.contact()
+                    self.contact.ok()
             except OUTAGE_ERRORS as exc:
-                self._stopping.wait(outage.failed(exc))
+                self.contact.failed()
+                self._wait_out(outage.failed(exc))
                 continue
             if jobs:
                 idle.reset()
@@ -292,6 +312,24 @@ class Worker:
                 self.ledger.wait_change(_SLICE)
                 continue
             self._idle(idle)
+
+    def _back(self) -> None:
+        """The database answers again: write what is held, and claim, without waiting for
+        the rest of a backoff."""
+        self._finisher.retry_now()
+        self._db_back.set()
+
+    def _wait_out(self, seconds: float) -> None:
+        """The claim loop's wait between tries while the database is away: ``seconds``, or
+        until it is stopped or another thread reached the database again."""
+        deadline = time.monotonic() + seconds
+        while not self._stopping.is_set():
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return
+            if self._db_back.wait(min(_SLICE, remaining)):
+                self._db_back.clear()
+                return
 
     def _paused(self, before: list[str]) -> list[str]:
         """The kinds paused now (``migrate-cron pause``); says once when one changes."""
@@ -357,9 +395,7 @@ class Worker:
             slot = self.ledger.start(job.id)
             if not isinstance(slot, Slot):
                 # Not started: closing (give it back) or our lease was lost (write nothing).
-                self._finisher.put(
-                    job.id, Outcome.release() if slot == "closed" else Outcome.lost()
-                )
+                self._finisher.put(job, Outcome.release() if slot == "closed" else Outcome.lost())
                 continue
             self._started[index] += 1
             self.log.job_start(job)
@@ -378,7 +414,7 @@ class Worker:
                 continue  # abandoned at shutdown and already released
             self.log.job_finish(job, outcome, duration)
             self.metrics.finished(job.kind, outcome.status, duration)
-            self._finisher.put(job.id, outcome)
+            self._finisher.put(job, outcome)
             if self.notifier is not None:
                 self.notifier.job_finished(job, outcome, duration)
 
@@ -434,7 +470,7 @@ class Worker:
             if job is None:  # a runner's stop sentinel: put it back for the runners
                 self._dispatch.put(None)
                 return
-            self._finisher.put(job.id, Outcome.release())
+            self._finisher.put(job, Outcome.release())
 
     def _stop_running(self) -> list[int]:
         """Stop what still runs after the grace; returns ids abandoned (Python threads)."""
@@ -454,9 +490,11 @@ class Worker:
                 hard = True
                 self.ledger.cancel([sl.job.id for sl in self.ledger.running()], SHUTDOWN, hard=True)
             self.ledger.wait_change(0.1)
-        stuck = self.ledger.abandon(self.ledger.running())
+        still = self.ledger.running()
+        stuck = self.ledger.abandon(still)
+        jobs = {slot.job.id: slot.job for slot in still}
         for job_id in stuck:
-            self._finisher.put(job_id, Outcome.release())
+            self._finisher.put(jobs[job_id], Outcome.release())
         if stuck:
             self.log.event(
                 "abandoned",

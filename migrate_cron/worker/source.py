@@ -54,6 +54,7 @@ class WorkSource(Protocol):
         outputs: dict[int, str] | None = None,
         then: Mapping[int, Sequence[tuple[str, int]]] | None = None,
         runs: Mapping[int, AttemptRun] | None = None,
+        attempts: Mapping[int, int] | None = None,
     ) -> int: ...
 
     def fail(
@@ -67,9 +68,14 @@ class WorkSource(Protocol):
         terminal: bool = False,
         then: Sequence[tuple[str, int]] = (),
         run: AttemptRun | None = None,
+        attempt: int | None = None,
     ) -> str | None: ...
 
-    def release(self, worker_id: str, ids: Sequence[int]) -> int: ...
+    def release(
+        self, worker_id: str, ids: Sequence[int], attempts: Mapping[int, int] | None = None
+    ) -> int: ...
+
+    def fenced_out(self, worker_id: str, attempts: Mapping[int, int]) -> dict[int, str]: ...
 
     def reap(self, error: str = ...) -> ReapResult: ...
 

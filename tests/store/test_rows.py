@@ -178,3 +178,22 @@ def test_claim_uses_the_partial_claim_index_on_postgresql(
         store.dispose()
         table.drop(engine, checkfirst=True)
         engine.dispose()
+
+
+def test_finishing_is_fenced_by_the_attempt_not_the_clock(
+    orders: tuple[RowQueue, Engine, Table],
+) -> None:
+    """A held outcome lands on a row the reaper took back, until another attempt claims it."""
+    rows, engine, table = orders
+    first, second = rows.claim("w1", 2, lease=0.5)
+    time.sleep(0.7)
+    assert rows.reap().reopened == 2
+    assert rows.complete("w1", [first.id], attempts={first.id: 1}) == 1
+    assert _status(engine, table, first.id) == DONE
+    assert rows.complete("w1", [first.id], attempts={first.id: 1}) == 0  # once
+    assert rows.fenced_out("w1", {first.id: 1}) == {}
+    [again] = [j for j in rows.claim("w2", 6, lease=30) if j.id == second.id]
+    assert again.attempts == 2
+    assert rows.fail("w1", second.id, "late", attempt=1) is None
+    assert rows.fenced_out("w1", {second.id: 1}) == {second.id: "taken over by another attempt (2)"}
+    assert _status(engine, table, second.id) == PROCESSING
