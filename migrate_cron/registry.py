@@ -499,10 +499,50 @@ def _check_keys(path: str, where: str, table: Mapping[str, Any]) -> None:
         expected = _KEYS[key]
         if isinstance(value, bool) or not isinstance(value, expected):  # type: ignore[arg-type]
             want = _TYPE_NAMES.get(expected, "a number")  # type: ignore[call-overload]
-            raise EntryError(path, where, key, f"must be {want}, not {_shown(value)}")
+            raise EntryError(
+                path, where, key, f"must be {want}, not {_shown(value)}{key_example(key)}"
+            )
 
 
 _TYPE_NAMES = {str: "a string", int: "an integer", dict: "a table", list: "an array"}
+
+#: One right spelling of each ``[jobs.NAME]`` key, shown when a value has the wrong form (the
+#: reference is docs/registry.md; a test keeps the two in step).
+KEY_EXAMPLES: dict[str, str] = {
+    "command": 'command = "cd /srv/shop && php artisan invoices:export"',
+    "handler": 'handler = "shop.tasks:export_invoices"',
+    "schedule": 'schedule = "30 2 * * *"',
+    "timezone": 'timezone = "Europe/Berlin"',
+    "shell": 'shell = "/bin/bash"',
+    "user": 'user = "www-data"',
+    "env": 'env = { PATH = "/usr/local/bin:/usr/bin:/bin", APP_ENV = "prod" }',
+    "cwd": 'cwd = "/srv/shop"',
+    "cwd_fallback": 'cwd_fallback = "/var/spool/cron"',
+    "stdin": 'stdin = "line one\\nline two\\n"',
+    "timeout": "timeout = 3600",
+    "max_attempts": "max_attempts = 5",
+    "backoff": "backoff = { base = 30, cap = 3600 }",
+    "policy": 'policy = "run-once"',
+    "max_backfill": "max_backfill = 10",
+    "misfire_grace": "misfire_grace = 60",
+    "mode": 'mode = "enqueue"',
+    "concurrency": "concurrency = 1",
+    "overlap": 'overlap = "skip"',
+    "notify": 'notify = ["mail:ops@example.com"]',
+    "notify_on": 'notify_on = ["failed"]',
+    "on_success": 'on_success = ["invoices-upload"]',
+    "on_failure": 'on_failure = ["page-ops"]',
+    "source": "[jobs.NAME.source] (written by `generate registry`)",
+    "sources": "[[jobs.NAME.sources]] (written by `generate registry`)",
+    "migration": "[jobs.NAME.migration] (written by `migrate`)",
+    "migrations": "[[jobs.NAME.migrations]] (written by `migrate`)",
+}
+
+
+def key_example(key: str | None) -> str:
+    """`` (e.g. backoff = { base = 30, cap = 3600 })`` for a key with a known form."""
+    example = KEY_EXAMPLES.get(key or "")
+    return f" (e.g. {example})" if example else ""
 
 
 def _shown(value: Any) -> str:
@@ -520,7 +560,7 @@ def _job(path: str, name: str, t: dict[str, Any], section: str = "job") -> JobSp
     _check_keys(path, where, t)
 
     def bad(key: str, reason: str) -> EntryError:
-        return EntryError(path, where, key, reason)
+        return EntryError(path, where, key, reason + key_example(key))
 
     if bool(t.get("command")) == bool(t.get("handler")):
         raise bad("command", "set exactly one of 'command' or 'handler'")

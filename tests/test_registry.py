@@ -214,7 +214,10 @@ def test_a_bad_entry_is_that_entrys_error_in_a_partial_load(tmp_path: Path) -> N
     assert list(reg.jobs) == ["a"] and list(reg.errors) == ["b"]
     with pytest.raises(ConfigError) as raised:
         reg.get("b")
-    assert str(raised.value) == f"{path}:6: job 'b': key 'backoff': must be a table, not 60"
+    assert str(raised.value) == (
+        f"{path}:6: job 'b': key 'backoff': must be a table, not 60"
+        " (e.g. backoff = { base = 30, cap = 3600 })"
+    )
     with pytest.raises(ConfigError, match=f"{path}:6: job 'b'"):
         load_registry(path)  # a strict load (plan, migrate, simulate …) still stops at it
 

@@ -57,6 +57,7 @@ COMMAND_MODULES = (
     "analyze",  # analyze, explain
     "plan",
     "generate",  # generate registry, generate migration
+    "registry",  # registry check
     "db",
     "migrate",  # migrate, rollback, verify, migrations
     "enqueue",

@@ -87,7 +87,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
 #: ``migrate-cron --help`` lists commands under these panels, in this order: the journey.
 PANELS: dict[str, tuple[str, ...]] = {
     "1. Read and plan": ("analyze", "explain", "plan"),
-    "2. Set up": ("generate", "db"),
+    "2. Set up": ("generate", "registry", "db"),
     "3. Move one line": ("migrate", "verify", "rollback", "migrations"),
     "4. Run": ("enqueue", "worker", "scheduler", "simulate", "spool", "once"),
     "5. Operate": ("status", "jobs", "pause", "resume", "cleanup", "metrics", "web"),

@@ -57,6 +57,9 @@ class SchemaState:
     histories: tuple[str, ...] = ()
     #: False for a SQLite file that does not exist (nothing was created to find out).
     exists: bool = True
+    #: Our revisions recorded in those other version tables: where the user's project says
+    #: our tables are (a step that changes no table's shape shows only there).
+    recorded_elsewhere: tuple[str, ...] = ()
 
     @property
     def managed_elsewhere(self) -> bool:
@@ -66,8 +69,9 @@ class SchemaState:
 
     @property
     def at(self) -> tuple[str, ...]:
-        """The revision(s) the tables are at: ours as recorded, else the newest step found."""
-        return self.current or self.found[-1:]
+        """The revision(s) the tables are at: ours as recorded, else as the user's history
+        records them, else the newest step whose tables exist."""
+        return self.current or self.recorded_elsewhere[-1:] or self.found[-1:]
 
     @property
     def up_to_date(self) -> bool:
@@ -285,6 +289,7 @@ def _state(
     from sqlalchemy import inspect
 
     names = set(inspect(conn).get_table_names())
+    histories = _histories(conn, names)
     return SchemaState(
         safe_url,
         prefix,
@@ -292,8 +297,20 @@ def _state(
         _recorded(conn, table),
         heads,
         found=_found(names, prefix),
-        histories=_histories(conn, names),
+        histories=histories,
+        recorded_elsewhere=_ours_in(conn, histories, prefix),
     )
+
+
+def _ours_in(conn: Connection, histories: tuple[str, ...], prefix: str) -> tuple[str, ...]:
+    """Our step revisions that the other version tables record, oldest step first."""
+    from migrate_cron.generate.revision import STEPS, revision_id
+
+    recorded: set[str] = set()
+    for table in histories:
+        recorded.update(_recorded(conn, table))
+    ours = [revision_id(prefix, step.version) for step in STEPS]
+    return tuple(r for r in ours if r in recorded)
 
 
 def _found(names: set[str], prefix: str) -> tuple[str, ...]:

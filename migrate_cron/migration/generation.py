@@ -213,6 +213,8 @@ def _skip_reason(line: CrontabLine) -> str | None:
     unusable = next(filter(None, (env_problem(k, v) for k, v in line.env.items())), None)
     if unusable:
         return f"an env line above it cannot be set: {unusable}"
+    if "SHELL" in line.env and not line.env["SHELL"].strip():
+        return "SHELL= above it is empty: cron cannot start a shell to run the line"
     return command_too_long(line.shell_command or "")
 
 

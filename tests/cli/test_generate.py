@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from migrate_cron.generate.revision import revision_id
+from migrate_cron.generate.revision import SCHEMA_VERSION, revision_id
 from tests.conftest import run_cli
 
 PARTIAL = "CREATE INDEX mc_job_claim_idx ON mc_job (run_at, id) WHERE state = 'open'"
@@ -57,10 +57,8 @@ def test_json_describes_the_written_revision(tmp_path: Path) -> None:
     assert data["revision"] == revision_id("", 1)
     assert data["down_revision"] is None
     assert data["head"] == revision_id("")
-    assert [r["down_revision"] for r in data["revisions"]] == [
-        None,
-        revision_id("", 1),
-        revision_id("", 2),
+    assert [r["down_revision"] for r in data["revisions"]] == [None] + [
+        revision_id("", v) for v in range(1, SCHEMA_VERSION)
     ]
     assert data["tables"] == ["job", "scheduled_runs", "job_leases", "side_effects", "job_attempts"]
     assert Path(data["path"]).is_file()
