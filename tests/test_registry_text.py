@@ -121,7 +121,8 @@ def test_an_entry_error_names_the_line_of_its_key_both_ways(tmp_path: Path) -> N
     )
     assert same_as_whole_file(path, "b") == (
         "EntryError",
-        f"{path}:7: job 'b': key 'backoff': must be a table, not 60",
+        f"{path}:7: job 'b': key 'backoff': must be a table, not 60"
+        " (e.g. backoff = { base = 30, cap = 3600 })",
     )
     _kind, message = same_as_whole_file(path, "c")  # type: ignore[misc]
     assert message.startswith(f"{path}:10: job 'c': key 'source': line must be an integer")
