@@ -18,8 +18,9 @@ not known (a ``CRON_TZ`` the cron ignores) unless ``--tz`` says it.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -108,6 +109,8 @@ def proposed_jobs(
     ``default_timezone`` is ``--tz`` when ``zone_given``; ``force`` registers lines that never
     worked (with the error as their comment) instead of refusing them."""
     cron = cron or flavour("debian")
+    # One look-up per user, not per line (a passwd call and a stat each).
+    homes = cache(lambda user: home_of(user, cron))
     jobs: list[GeneratedJob] = []
     skipped: list[Skipped] = []
     zones: dict[tuple[str, str], list[str]] = {}
@@ -135,7 +138,9 @@ def proposed_jobs(
             refusal = _refusal(errors, zone, force)
             if isinstance(zone, Refusal):
                 zone = EntryZone(default_timezone, "")
-            job, homeless = _job(line, path, zone.zone, hint, owner, parsed.host, cron, errors)
+            job, homeless = _job(
+                line, path, zone.zone, hint, owner, parsed.host, cron, errors, homes
+            )
             where = parsed.label
             if refusal is not None:
                 jobs.append(replace(job, refusal=replace(refusal, file=where)))
@@ -227,13 +232,15 @@ def _job(
     host: str | None,
     cron: Flavour,
     errors: Sequence[str],
+    homes: Callable[[str | None], tuple[str | None, str, bool]],
 ) -> tuple[GeneratedJob, str | None]:
     """The entry, and what to say on stderr about its directory when it is missing here.
     ``owner`` is the user whose crontab a user-format file is (``--user``, or the name of a
     file under a cron spool directory); system lines carry their own user field. A line with
-    ``errors`` gets them as its comment, in place of the plan's verdict."""
+    ``errors`` gets them as its comment, in place of the plan's verdict. ``homes`` is
+    ``home_of`` for the flavour (or a cache of it)."""
     env = {k: v for k, v in line.env.items() if k not in _NOT_ENV}
-    home, where, missing = working_directory(line, line.user or owner, cron)
+    home, where, missing = working_directory(line, line.user or owner, cron, homes)
     note = hint.note
     if errors:
         head = note.split(" — ", 1)[0].split("\n", 1)[0]
@@ -264,18 +271,23 @@ def _job(
 
 
 def working_directory(
-    line: CrontabLine, user: str | None, cron: Flavour
+    line: CrontabLine,
+    user: str | None,
+    cron: Flavour,
+    homes: Callable[[str | None], tuple[str | None, str, bool]] | None = None,
 ) -> tuple[str | None, str, bool]:
     """Where cron runs the line, a comment saying why, and whether that directory is missing
     on this host: the ``HOME=`` set above it (Debian and cronie chdir to the job's HOME, the
-    crontab's value first), else its user's home. A missing directory is still the entry's
-    ``cwd`` (it may exist where and when the worker runs); the comment says what ``cron``
-    does without it, which the worker does too (``cwd_fallback``)."""
+    crontab's value first), else its user's home (``homes``: ``home_of`` for ``cron``, or a
+    cache of it). A missing directory is still the entry's ``cwd`` (it may exist where and
+    when the worker runs); the comment says what ``cron`` does without it, which the worker
+    does too (``cwd_fallback``)."""
+    homes = homes or (lambda user: home_of(user, cron))
     home = line.env.get("HOME") if cron.home_from_crontab else None
     if home is None:
-        return home_of(user, cron)
+        return homes(user)
     if not home.startswith("/"):
-        found, where, missing = home_of(user, cron)
+        found, where, missing = homes(user)
         return found, f"HOME={home} above the line is not an absolute path; {where}", missing
     if not Path(home).is_dir():
         return home, f"cwd: HOME={home} above the line, which {home_missing(cron)}", True
@@ -421,6 +433,7 @@ def advice_for(report: Report) -> dict[tuple[str | None, str, int], Advice]:
     from migrate_cron.migration.planning import STEPS
 
     steps = {(p.host, p.file, p.line): p for p in report.plan}
+    resolved = cache(lambda file: str(Path(file).resolve()))  # once per file, not per line
     advice: dict[tuple[str | None, str, int], Advice] = {}
     for r in report.jobs:
         line = r.job.line
@@ -432,7 +445,7 @@ def advice_for(report: Report) -> dict[tuple[str | None, str, int], Advice]:
             step, title = STEPS.get(str(item.category), (4, str(item.category)))
             note += f" — plan step {step} ({title}): {'; '.join(item.reasons)}"
         note += f"\npolicy {verdict.policy}: {verdict.policy_reason}"
-        advice[(r.job.host, str(Path(line.file).resolve()), line.number)] = Advice(
+        advice[(r.job.host, resolved(line.file), line.number)] = Advice(
             name=r.job.name,
             policy=str(verdict.policy),
             note=note,
