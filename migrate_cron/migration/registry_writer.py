@@ -34,6 +34,8 @@ import tomlkit
 from tomlkit.items import Table
 
 from migrate_cron.errors import ConfigError
+from migrate_cron.migration.appended_entries import AppendedEntries
+from migrate_cron.migration.entry_text import entry_text
 from migrate_cron.migration.naming import registry_name
 from migrate_cron.registry import Migration, Source
 
@@ -154,8 +156,28 @@ def merge(
     An origin is matched by its file and text. A proposed job whose lines are partly known
     joins the known job (its new lines become more origins of it); known jobs are never
     merged or renamed by a tool."""
+    files = list(files)
+    text, actions = _merge(existing, proposed, files, registry_dir, force, as_text=True)
+    if text is None:  # where the new entries go could not be told from the text: as tables
+        text, actions = _merge(existing, proposed, files, registry_dir, force, as_text=False)
+    assert text is not None
+    return text, actions
+
+
+def _merge(
+    existing: str | None,
+    proposed: Sequence[GeneratedJob],
+    files: Iterable[str],
+    registry_dir: Path,
+    force: bool,
+    *,
+    as_text: bool,
+) -> tuple[str | None, list[MergeAction]]:
+    """``merge``, with the new entries written as text (``AppendedEntries``) or built as
+    tables; None for the text when it has to be tables."""
     doc = load_document(existing)
     jobs = _jobs_table(doc)
+    appended = AppendedEntries(jobs)
     paths = _Paths(registry_dir)
     known = _known(jobs, paths)
     claimed: set[tuple[str, int | None]] = set()
@@ -257,7 +279,11 @@ def merge(
         if fresh:
             name = registry_name(g.name, names)
             names.add(name)
-            jobs.append(name, _new_entry(replace(g, sources=tuple(fresh)), paths))
+            entry = replace(g, sources=tuple(fresh))
+            if as_text:
+                appended.add(entry_text(name, entry, paths.stored))
+            else:
+                jobs.append(name, _new_entry(entry, paths))
             for src in fresh:
                 detail = f"one job for {len(fresh)} origins" if len(fresh) > 1 else ""
                 where = paths.display(src.file, src.host)
@@ -291,7 +317,7 @@ def merge(
                 doc.add(tomlkit.comment(text))
             doc.add(tomlkit.nl())
         doc.append("jobs", jobs)
-    return tomlkit.dumps(doc), actions
+    return (appended.render(doc) if as_text else tomlkit.dumps(doc)), actions
 
 
 def _refused(
@@ -578,6 +604,7 @@ def _copy_table(item: Any) -> Table:
 
 
 def _new_entry(g: GeneratedJob, paths: _Paths) -> Table:
+    """A new entry as a table (``entry_text`` writes the same entry as text)."""
     t = tomlkit.table()
     if g.note:
         for line in g.note.splitlines():
