@@ -11,8 +11,11 @@ commands are skipped, each with a reason.
 Generation never changes when or how a job runs without saying so. A line is *refused* (no
 entry, exit 1, one warning naming ``FILE:LINE``) when it never worked as written — the analysis
 reports an error on it, or cron ignores its whole file — unless ``--force``, which registers it
-with a comment stating the error (never the plan's "cron is fine" verdict); and when its zone is
-not known (a ``CRON_TZ`` the cron ignores) unless ``--tz`` says it.
+with a comment stating the error (never the plan's "cron is fine" verdict); when its zone is
+not known (a ``CRON_TZ`` the cron ignores) unless ``--tz`` says it; and when the registry cannot
+hold it at all — bytes that are not UTF-8 in it or in an env line above it, a command longer than
+``sh -c`` can be given (``crontab.line_limits``: ``analyze`` reports the same lines in the same
+words) — which ``--force`` does not change.
 """
 
 from __future__ import annotations
@@ -27,8 +30,8 @@ from typing import TYPE_CHECKING
 from migrate_cron.analysis.finding import RuleId
 from migrate_cron.crontab.entry import FILE_IGNORED, Severity
 from migrate_cron.crontab.flavour import Flavour, flavour
+from migrate_cron.crontab.line_limits import COMMAND_TOO_LONG, ENV_NOT_UTF8, NOT_UTF8, UNKEEPABLE
 from migrate_cron.crontab.sources import spool_owner
-from migrate_cron.migration.crontab_file import is_text_safe
 from migrate_cron.migration.entry_zone import EntryZone, entry_zone
 from migrate_cron.migration.registry_writer import (
     CHANGED,
@@ -37,7 +40,7 @@ from migrate_cron.migration.registry_writer import (
     MergeAction,
     Refusal,
 )
-from migrate_cron.registry import NUL_REASON, Source, command_too_long, env_problem
+from migrate_cron.registry import NUL_REASON, Source, env_problem
 
 if TYPE_CHECKING:
     from migrate_cron.analysis.report import JobReport, Report
@@ -135,7 +138,7 @@ def proposed_jobs(
             hint = advice.get((parsed.host, path, line.number), Advice())
             errors = hint.errors
             zone = entry_zone(line, hint.name, cron, default_timezone, zone_given)
-            refusal = _refusal(errors, zone, force)
+            refusal = _unkeepable(line) or _refusal(errors, zone, force)
             if isinstance(zone, Refusal):
                 zone = EntryZone(default_timezone, "")
             job, homeless = _job(
@@ -199,16 +202,6 @@ def _mail(env: Mapping[str, str]) -> str:
 def _skip_reason(line: CrontabLine) -> str | None:
     if line.is_reboot:
         return "@reboot runs at boot, not on a schedule: left on cron"
-    if not is_text_safe(line.text):
-        return "the line is not UTF-8 text, so the registry cannot keep it byte for byte"
-    unsafe = next(
-        (k for k, v in line.env.items() if k != "CRON_TZ" and not is_text_safe(k + v)), None
-    )
-    if unsafe is not None:
-        return (
-            f"the env line {unsafe}= above it is not UTF-8 text, so the registry cannot keep "
-            "its environment"
-        )
     if not line.schedule or line.command is None:
         return "not a job line cron would run"
     if not (line.shell_command or "").strip():
@@ -220,7 +213,24 @@ def _skip_reason(line: CrontabLine) -> str | None:
         return f"an env line above it cannot be set: {unusable}"
     if "SHELL" in line.env and not line.env["SHELL"].strip():
         return "SHELL= above it is empty: cron cannot start a shell to run the line"
-    return command_too_long(line.shell_command or "")
+    return None
+
+
+#: What to do with a line the registry cannot hold (--force cannot take it either).
+_UNKEEPABLE_REMEDY = {
+    NOT_UTF8: "keep it on cron, or write the line in UTF-8; --force cannot register it",
+    ENV_NOT_UTF8: "keep it on cron, or write that env line in UTF-8; --force cannot register it",
+    COMMAND_TOO_LONG: "--force cannot register it",
+}
+
+
+def _unkeepable(line: CrontabLine) -> Refusal | None:
+    """Why the registry cannot hold ``line`` at all (the parser's words, as ``analyze``
+    reports them), or None."""
+    problem = next((p for p in line.problems if p.code in UNKEEPABLE), None)
+    if problem is None:
+        return None
+    return Refusal(problem.message, _UNKEEPABLE_REMEDY[problem.code])
 
 
 def _job(
