@@ -24,6 +24,9 @@ from migrate_cron.crontab.entry import CrontabLine, Problem, Severity
 #: The longest command ``sh -c`` can be given, in bytes (the argument's NUL not counted).
 MAX_COMMAND_BYTES = 131_072 - 1
 
+#: A command of at most this many characters fits whatever they are (4 bytes each at most).
+_SURELY_SHORT = MAX_COMMAND_BYTES // 4
+
 #: The problem codes of a job line migrate-cron cannot take over (``generate`` refuses it).
 NOT_UTF8 = "not-utf8"
 ENV_NOT_UTF8 = "env-not-utf8"
@@ -53,6 +56,8 @@ def first_undecodable(text: str) -> int | None:
 def job_line_problems(line: CrontabLine, bad_env: tuple[str, int] | None) -> tuple[Problem, ...]:
     """The problems of a job line that keep it out of the registry; ``bad_env`` is the first
     env line in effect above it that is not UTF-8 (its name and line number)."""
+    if bad_env is None and line.raw.isascii() and len(line.command or "") <= _SURELY_SHORT:
+        return ()  # nearly every line: no need to look closer
     problems: list[Problem] = []
     text = line.text
     at = first_undecodable(text)
