@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,7 +24,7 @@ from sqlalchemy import create_engine, text
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchdoc import replace_section
+from benchdoc import machine, replace_section
 
 from migrate_cron.store import Store, open_store
 
@@ -156,19 +155,6 @@ def server_db(base: str) -> tuple[str, object]:
         admin.dispose()
 
     return url.set(database=dbname).render_as_string(hide_password=False), drop
-
-
-def machine() -> str:
-    out = subprocess.run(["lscpu"], capture_output=True, text=True, check=False).stdout
-    model = next(
-        (
-            line.split(":", 1)[1].strip()
-            for line in out.splitlines()
-            if line.startswith("Model name")
-        ),
-        "unknown CPU",
-    )
-    return f"{model}, {os.cpu_count()} CPUs (shared with other work while measuring)"
 
 
 def write_section(results: list[dict[str, object]]) -> str:

@@ -76,6 +76,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from migrate_cron.crontab.line_limits import command_too_long
 from migrate_cron.errors import ConfigError, UnknownJob, UsageError
 from migrate_cron.notify.targets import (
     DEFAULT_EVENTS,
@@ -964,20 +965,3 @@ def _check_schedule(expr: str, tz: str, bad: Any) -> None:
         Schedule.parse(expr, tz)
     except ScheduleError as exc:
         raise bad("schedule", str(exc)) from None
-
-
-#: Linux passes one argument of at most 32 pages (MAX_ARG_STRLEN, 131,072 bytes) to a program;
-#: a longer command given to ``sh -c`` fails every attempt with E2BIG ("Argument list too
-#: long"), so it is refused where it is written and where it is loaded.
-MAX_COMMAND_BYTES = 131_072 - 1
-
-
-def command_too_long(command: str) -> str | None:
-    """Why ``command`` cannot be run as ``sh -c COMMAND``, or None."""
-    size = len(command.encode("utf-8", "surrogateescape"))
-    if size <= MAX_COMMAND_BYTES:
-        return None
-    return (
-        f"the command is {size:,} bytes; Linux runs at most {MAX_COMMAND_BYTES:,} bytes as one "
-        "argument of `sh -c` (MAX_ARG_STRLEN): put it in a script and run the script"
-    )

@@ -102,7 +102,7 @@ def test_missing_file_is_a_usage_error(tmp_path: Path) -> None:
 
 
 def test_a_command_longer_than_linux_passes_to_sh_is_refused_at_load(tmp_path: Path) -> None:
-    from migrate_cron.registry import MAX_COMMAND_BYTES
+    from migrate_cron.crontab.line_limits import MAX_COMMAND_BYTES
 
     path = tmp_path / "r.toml"
     path.write_text(f'[jobs.huge]\ncommand = "echo {"x" * MAX_COMMAND_BYTES}"\n')
@@ -112,7 +112,7 @@ def test_a_command_longer_than_linux_passes_to_sh_is_refused_at_load(tmp_path: P
     assert load_registry(path).get("fits").command is not None
 
 
-def test_generate_registry_skips_a_command_too_long_to_run(tmp_path: Path) -> None:
+def test_generate_registry_refuses_a_command_too_long_to_run(tmp_path: Path) -> None:
     from tests.conftest import run_cli
 
     crontab = tmp_path / "c"
@@ -127,7 +127,8 @@ def test_generate_registry_skips_a_command_too_long_to_run(tmp_path: Path) -> No
         "UTC",
         cwd=tmp_path,
     )
-    assert "MAX_ARG_STRLEN" in proc.stderr + proc.stdout
+    assert "c:1: not registered: the command is 200,005 bytes" in proc.stderr
+    assert "MAX_ARG_STRLEN" in proc.stderr and proc.returncode == 1
     assert [j.command for j in load_registry(tmp_path / "r.toml")] == ["/bin/true"]
 
 

@@ -30,6 +30,10 @@ _PARSE_FIXES = {
     'then check the daemon\'s log for "RELOAD" without "ERROR"',
     "not-a-crontab": "leave it out of the crontab directory, or pass it alone to analyze it "
     "as a crontab",
+    "not-utf8": "keep the line on cron, or write it in UTF-8 (iconv converts a file) if the "
+    "command means the same in UTF-8",
+    "env-not-utf8": "keep the jobs below it on cron, or write that env line in UTF-8",
+    "command-too-long": "put the command in a script and run the script from the line",
 }
 
 

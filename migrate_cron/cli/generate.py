@@ -419,8 +419,14 @@ def generate_registry(
     else:
         typer.echo(str(output))
 
+    from migrate_cron.cli.common import stderr_console
     from migrate_cron.cli.render.escape import printable
     from migrate_cron.cli.render.numbers import counted, plural
+
+    console = stderr_console()  # one for every line: a console each costs 100,000 of them
+
+    def say(message: str) -> None:
+        console.print(message, highlight=False)
 
     def shown(text: object) -> str:
         """A name, path or line of the crontab as it is, never markup or terminal codes."""
@@ -433,21 +439,21 @@ def generate_registry(
         color = colors.get(a.status)
         status = f"[{color}]{a.status:8}[/{color}]" if color else f"{a.status:8}"
         detail = f"  {shown(a.detail)}" if a.detail else ""
-        info(f"{status} {shown(f'{a.name:24}')} {shown(a.file)}:{a.line}{detail}")
+        say(f"{status} {shown(f'{a.name:24}')} {shown(a.file)}:{a.line}{detail}")
         if a.status in (CHANGED, UPDATED):
-            info(
+            say(
                 f"           registry: {shown(a.old_text)}\n           file:     "
                 f"{shown(a.new_text)}"
             )
     for s in result.skipped:
-        info(f"skipped  {shown(s.file)}:{s.line}  {shown(s.reason)}")
+        say(f"skipped  {shown(s.file)}:{s.line}  {shown(s.reason)}")
     for z in result.zones:
         where = ", ".join(z.lines[:3]) + (
             f" and {len(z.lines) - 3} more" if len(z.lines) > 3 else ""
         )
-        info(shown(f"timezone {z.zone} for {counted(len(z.lines), 'job')} ({where}): {z.reason}"))
+        say(shown(f"timezone {z.zone} for {counted(len(z.lines), 'job')} ({where}): {z.reason}"))
     for notice in result.notices:
-        info(f"[yellow]warning[/yellow] {shown(notice)}")
+        say(f"[yellow]warning[/yellow] {shown(notice)}")
     # Plain writes: one line each whatever the terminal, greppable, never read as markup.
     sys.stderr.writelines(
         f"{printable(a.file)}:{a.line}: not registered: {printable(a.detail)}\n"
@@ -455,16 +461,16 @@ def generate_registry(
     )
     counts = {k: len({a.name for a in result.actions if a.status == k}) for k in (NEW, CHANGED)}
     if dry_run:
-        info("dry run: nothing written")
+        say("dry run: nothing written")
     elif result.written:
-        info(
+        say(
             f"wrote {shown(output)}: {counted(counts[NEW], 'new job')}; check the names and "
             "policies, then `migrate-cron plan` and `migrate-cron migrate NAME`"
         )
     else:
-        info(f"{shown(output)} is up to date")
+        say(f"{shown(output)} is up to date")
     if result.refused:
-        info(
+        say(
             f"[red]{counted(len(result.refused), 'line')} not registered[/red] (above): fix "
             f"{plural(len(result.refused), 'it', 'them')} and re-run, or register "
             f"{plural(len(result.refused), 'it', 'them')} anyway as each line says"
@@ -474,7 +480,7 @@ def generate_registry(
         raise typer.Exit(1)
     if rejected and not result.conflicts:
         n = len(rejected)
-        info(
+        say(
             f"[red]{counted(n, 'line')} {plural(n, 'is', 'are')} not valid crontab syntax and "
             f"{plural(n, 'was', 'were')} not taken[/red]: fix "
             f"{plural(n, 'it', 'them')} (see `migrate-cron analyze`) and re-run"
@@ -482,7 +488,7 @@ def generate_registry(
         raise typer.Exit(1)
     if result.conflicts:
         n = len(result.conflicts)
-        info(
+        say(
             f"[red]{counted(n, 'line')} changed since the registry was generated and "
             f"{plural(n, 'was', 'were')} left as {plural(n, 'it was', 'they were')}[/red]: "
             f"check {plural(n, 'it', 'them')}, then re-run with --force to take the new "

@@ -53,6 +53,11 @@ from migrate_cron.crontab.flavour import (
     without_random,
     without_single_steps,
 )
+from migrate_cron.crontab.line_limits import (
+    env_line_problem,
+    job_line_problems,
+    undecodable_env,
+)
 from migrate_cron.crontab.schedule import Schedule
 
 FORMATS = ("auto", "user", "system")
@@ -104,6 +109,10 @@ class _State:
     cron: Flavour
     #: One string per distinct schedule: a big file repeats a few thousand over 100,000 lines.
     schedules: dict[str, str] = field(default_factory=dict)
+    #: The line that last set each env name, and the first name in ``env`` (but CRON_TZ)
+    #: whose line is not UTF-8 (the registry cannot keep the jobs below it).
+    env_lines: dict[str, int] = field(default_factory=dict)
+    bad_env: tuple[str, int] | None = None
 
 
 @contextmanager
@@ -388,6 +397,8 @@ def _env_line(
     env = dict(state.env)
     env[name] = value
     state.env = env  # a new dict: lines above keep the one they saw
+    state.env_lines[name] = number
+    state.bad_env = undecodable_env(env, state.env_lines)
     if name == "CRON_TZ" and state.cron.cron_tz:
         if _zone_ok(value):
             state.timezone = value
@@ -408,6 +419,9 @@ def _env_line(
     if "\r" in value:
         problems.append(_cr_problem())
     problems.extend(_env_problems(name, value, _skip_blanks(raw, 0) + 1))
+    undecodable = env_line_problem(raw.rstrip("\n"), name)
+    if undecodable is not None:
+        problems.append(undecodable)
     return CrontabLine(
         path,
         number,
@@ -607,7 +621,7 @@ def _job_line(
         problems += (_quartz_runs(quartz, expr, rest_column, command),)
     if text.endswith("\r"):
         problems += (_cr_problem(),)
-    return CrontabLine(
+    line = CrontabLine(
         path,
         number,
         raw,
@@ -620,6 +634,8 @@ def _job_line(
         timezone=state.timezone,
         problems=problems,
     )
+    limits = job_line_problems(line, state.bad_env)
+    return replace(line, problems=problems + limits) if limits else line
 
 
 def _quartz_extra(rest: str, expr: str) -> list[str] | None:

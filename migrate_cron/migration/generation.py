@@ -11,23 +11,27 @@ commands are skipped, each with a reason.
 Generation never changes when or how a job runs without saying so. A line is *refused* (no
 entry, exit 1, one warning naming ``FILE:LINE``) when it never worked as written — the analysis
 reports an error on it, or cron ignores its whole file — unless ``--force``, which registers it
-with a comment stating the error (never the plan's "cron is fine" verdict); and when its zone is
-not known (a ``CRON_TZ`` the cron ignores) unless ``--tz`` says it.
+with a comment stating the error (never the plan's "cron is fine" verdict); when its zone is
+not known (a ``CRON_TZ`` the cron ignores) unless ``--tz`` says it; and when the registry cannot
+hold it at all — bytes that are not UTF-8 in it or in an env line above it, a command longer than
+``sh -c`` can be given (``crontab.line_limits``: ``analyze`` reports the same lines in the same
+words) — which ``--force`` does not change.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from migrate_cron.analysis.finding import RuleId
 from migrate_cron.crontab.entry import FILE_IGNORED, Severity
 from migrate_cron.crontab.flavour import Flavour, flavour
+from migrate_cron.crontab.line_limits import COMMAND_TOO_LONG, ENV_NOT_UTF8, NOT_UTF8, UNKEEPABLE
 from migrate_cron.crontab.sources import spool_owner
-from migrate_cron.migration.crontab_file import is_text_safe
 from migrate_cron.migration.entry_zone import EntryZone, entry_zone
 from migrate_cron.migration.registry_writer import (
     CHANGED,
@@ -36,7 +40,7 @@ from migrate_cron.migration.registry_writer import (
     MergeAction,
     Refusal,
 )
-from migrate_cron.registry import NUL_REASON, Source, command_too_long, env_problem
+from migrate_cron.registry import NUL_REASON, Source, env_problem
 
 if TYPE_CHECKING:
     from migrate_cron.analysis.report import JobReport, Report
@@ -108,6 +112,8 @@ def proposed_jobs(
     ``default_timezone`` is ``--tz`` when ``zone_given``; ``force`` registers lines that never
     worked (with the error as their comment) instead of refusing them."""
     cron = cron or flavour("debian")
+    # One look-up per user, not per line (a passwd call and a stat each).
+    homes = cache(lambda user: home_of(user, cron))
     jobs: list[GeneratedJob] = []
     skipped: list[Skipped] = []
     zones: dict[tuple[str, str], list[str]] = {}
@@ -132,10 +138,12 @@ def proposed_jobs(
             hint = advice.get((parsed.host, path, line.number), Advice())
             errors = hint.errors
             zone = entry_zone(line, hint.name, cron, default_timezone, zone_given)
-            refusal = _refusal(errors, zone, force)
+            refusal = _unkeepable(line) or _refusal(errors, zone, force)
             if isinstance(zone, Refusal):
                 zone = EntryZone(default_timezone, "")
-            job, homeless = _job(line, path, zone.zone, hint, owner, parsed.host, cron, errors)
+            job, homeless = _job(
+                line, path, zone.zone, hint, owner, parsed.host, cron, errors, homes
+            )
             where = parsed.label
             if refusal is not None:
                 jobs.append(replace(job, refusal=replace(refusal, file=where)))
@@ -194,16 +202,6 @@ def _mail(env: Mapping[str, str]) -> str:
 def _skip_reason(line: CrontabLine) -> str | None:
     if line.is_reboot:
         return "@reboot runs at boot, not on a schedule: left on cron"
-    if not is_text_safe(line.text):
-        return "the line is not UTF-8 text, so the registry cannot keep it byte for byte"
-    unsafe = next(
-        (k for k, v in line.env.items() if k != "CRON_TZ" and not is_text_safe(k + v)), None
-    )
-    if unsafe is not None:
-        return (
-            f"the env line {unsafe}= above it is not UTF-8 text, so the registry cannot keep "
-            "its environment"
-        )
     if not line.schedule or line.command is None:
         return "not a job line cron would run"
     if not (line.shell_command or "").strip():
@@ -215,7 +213,24 @@ def _skip_reason(line: CrontabLine) -> str | None:
         return f"an env line above it cannot be set: {unusable}"
     if "SHELL" in line.env and not line.env["SHELL"].strip():
         return "SHELL= above it is empty: cron cannot start a shell to run the line"
-    return command_too_long(line.shell_command or "")
+    return None
+
+
+#: What to do with a line the registry cannot hold (--force cannot take it either).
+_UNKEEPABLE_REMEDY = {
+    NOT_UTF8: "keep it on cron, or write the line in UTF-8; --force cannot register it",
+    ENV_NOT_UTF8: "keep it on cron, or write that env line in UTF-8; --force cannot register it",
+    COMMAND_TOO_LONG: "--force cannot register it",
+}
+
+
+def _unkeepable(line: CrontabLine) -> Refusal | None:
+    """Why the registry cannot hold ``line`` at all (the parser's words, as ``analyze``
+    reports them), or None."""
+    problem = next((p for p in line.problems if p.code in UNKEEPABLE), None)
+    if problem is None:
+        return None
+    return Refusal(problem.message, _UNKEEPABLE_REMEDY[problem.code])
 
 
 def _job(
@@ -227,13 +242,15 @@ def _job(
     host: str | None,
     cron: Flavour,
     errors: Sequence[str],
+    homes: Callable[[str | None], tuple[str | None, str, bool]],
 ) -> tuple[GeneratedJob, str | None]:
     """The entry, and what to say on stderr about its directory when it is missing here.
     ``owner`` is the user whose crontab a user-format file is (``--user``, or the name of a
     file under a cron spool directory); system lines carry their own user field. A line with
-    ``errors`` gets them as its comment, in place of the plan's verdict."""
+    ``errors`` gets them as its comment, in place of the plan's verdict. ``homes`` is
+    ``home_of`` for the flavour (or a cache of it)."""
     env = {k: v for k, v in line.env.items() if k not in _NOT_ENV}
-    home, where, missing = working_directory(line, line.user or owner, cron)
+    home, where, missing = working_directory(line, line.user or owner, cron, homes)
     note = hint.note
     if errors:
         head = note.split(" — ", 1)[0].split("\n", 1)[0]
@@ -264,18 +281,23 @@ def _job(
 
 
 def working_directory(
-    line: CrontabLine, user: str | None, cron: Flavour
+    line: CrontabLine,
+    user: str | None,
+    cron: Flavour,
+    homes: Callable[[str | None], tuple[str | None, str, bool]] | None = None,
 ) -> tuple[str | None, str, bool]:
     """Where cron runs the line, a comment saying why, and whether that directory is missing
     on this host: the ``HOME=`` set above it (Debian and cronie chdir to the job's HOME, the
-    crontab's value first), else its user's home. A missing directory is still the entry's
-    ``cwd`` (it may exist where and when the worker runs); the comment says what ``cron``
-    does without it, which the worker does too (``cwd_fallback``)."""
+    crontab's value first), else its user's home (``homes``: ``home_of`` for ``cron``, or a
+    cache of it). A missing directory is still the entry's ``cwd`` (it may exist where and
+    when the worker runs); the comment says what ``cron`` does without it, which the worker
+    does too (``cwd_fallback``)."""
+    homes = homes or (lambda user: home_of(user, cron))
     home = line.env.get("HOME") if cron.home_from_crontab else None
     if home is None:
-        return home_of(user, cron)
+        return homes(user)
     if not home.startswith("/"):
-        found, where, missing = home_of(user, cron)
+        found, where, missing = homes(user)
         return found, f"HOME={home} above the line is not an absolute path; {where}", missing
     if not Path(home).is_dir():
         return home, f"cwd: HOME={home} above the line, which {home_missing(cron)}", True
@@ -361,8 +383,9 @@ def generate_registry(
     their own)."""
     from migrate_cron.crontab.parser import gc_paused
 
-    # Thousands of entries are tomlkit objects built in bulk: with the collector on, each of
-    # its passes rescans the growing document and a 10,000-line file merges in 1.5x the time.
+    # The analysis and an existing registry (parsed by tomlkit) are millions of objects built
+    # in bulk: with the collector on, each of its passes rescans the growing heap. New
+    # entries are written as text (``AppendedEntries``), so nothing waits for it meanwhile.
     with gc_paused():
         return _generate(paths, output, force, dry_run, timezone, user, file_format, cron)
 
@@ -421,6 +444,7 @@ def advice_for(report: Report) -> dict[tuple[str | None, str, int], Advice]:
     from migrate_cron.migration.planning import STEPS
 
     steps = {(p.host, p.file, p.line): p for p in report.plan}
+    resolved = cache(lambda file: str(Path(file).resolve()))  # once per file, not per line
     advice: dict[tuple[str | None, str, int], Advice] = {}
     for r in report.jobs:
         line = r.job.line
@@ -432,7 +456,7 @@ def advice_for(report: Report) -> dict[tuple[str | None, str, int], Advice]:
             step, title = STEPS.get(str(item.category), (4, str(item.category)))
             note += f" — plan step {step} ({title}): {'; '.join(item.reasons)}"
         note += f"\npolicy {verdict.policy}: {verdict.policy_reason}"
-        advice[(r.job.host, str(Path(line.file).resolve()), line.number)] = Advice(
+        advice[(r.job.host, resolved(line.file), line.number)] = Advice(
             name=r.job.name,
             policy=str(verdict.policy),
             note=note,

@@ -34,6 +34,8 @@ import tomlkit
 from tomlkit.items import Table
 
 from migrate_cron.errors import ConfigError
+from migrate_cron.migration.appended_entries import AppendedEntries
+from migrate_cron.migration.entry_text import entry_text
 from migrate_cron.migration.naming import registry_name
 from migrate_cron.registry import Migration, Source
 
@@ -154,9 +156,30 @@ def merge(
     An origin is matched by its file and text. A proposed job whose lines are partly known
     joins the known job (its new lines become more origins of it); known jobs are never
     merged or renamed by a tool."""
+    files = list(files)
+    text, actions = _merge(existing, proposed, files, registry_dir, force, as_text=True)
+    if text is None:  # where the new entries go could not be told from the text: as tables
+        text, actions = _merge(existing, proposed, files, registry_dir, force, as_text=False)
+    assert text is not None
+    return text, actions
+
+
+def _merge(
+    existing: str | None,
+    proposed: Sequence[GeneratedJob],
+    files: Iterable[str],
+    registry_dir: Path,
+    force: bool,
+    *,
+    as_text: bool,
+) -> tuple[str | None, list[MergeAction]]:
+    """``merge``, with the new entries written as text (``AppendedEntries``) or built as
+    tables; None for the text when it has to be tables."""
     doc = load_document(existing)
     jobs = _jobs_table(doc)
-    known = _known(jobs, registry_dir)
+    appended = AppendedEntries(jobs)
+    paths = _Paths(registry_dir)
+    known = _known(jobs, paths)
     claimed: set[tuple[str, int | None]] = set()
     actions: list[MergeAction] = []
     matched: dict[tuple[int, int], _Known] = {}
@@ -178,11 +201,11 @@ def merge(
                 claimed.add(k.key)
     # Lines that are our own rewrites belong to the job that wrote them.
     switched_lines = {(k.file, k.migrated_line): k for k in known if k.migrated_line}
-    same_jobs = _by_command(jobs, known)
+    same_jobs = _SameJobs(jobs, known)
     names = set(str(n) for n in jobs)
     for i, g in enumerate(proposed):
         if g.refusal is not None:
-            actions.extend(_refused(jobs, g, g.refusal, matched, i, registry_dir))
+            actions.extend(_refused(jobs, g, g.refusal, matched, i, paths))
             continue
         owner = next(
             (matched[(i, j)].name for j in range(len(g.sources)) if (i, j) in matched), None
@@ -190,7 +213,7 @@ def merge(
         fresh: list[Source] = []
         for j, src in enumerate(g.sources):
             file, line = src.file, src.line
-            rel = _display(file, registry_dir, src.host)
+            rel = paths.display(file, src.host)
             if (i, j) in matched:
                 k = matched[(i, j)]
                 if k.line != line:
@@ -229,11 +252,11 @@ def merge(
                 fresh.append(src)
                 continue
             if edited is not None:
-                actions.append(_edited(jobs, edited, g, src, rel, registry_dir, force))
+                actions.append(_edited(jobs, edited, g, src, rel, paths, force))
                 claimed.add(edited.key)
                 continue
             if owner is not None:
-                _add_origin(_table(jobs, owner), src, registry_dir)
+                _add_origin(_table(jobs, owner), src, paths)
                 actions.append(
                     MergeAction(
                         owner, JOINED, rel, line, "the same line as another origin: one job"
@@ -244,11 +267,11 @@ def merge(
         if fresh and owner is None:
             # Its other origins may be switched already (their lines now only enqueue, so
             # the analysis could not pair them): the same job by what it runs joins.
-            owner = _same_job(jobs, same_jobs, g, fresh)
+            owner = same_jobs.find(g, fresh)
             if owner is not None:
                 for src in fresh:
-                    _add_origin(_table(jobs, owner), src, registry_dir)
-                    where = _display(src.file, registry_dir, src.host)
+                    _add_origin(_table(jobs, owner), src, paths)
+                    where = paths.display(src.file, src.host)
                     actions.append(
                         MergeAction(owner, JOINED, where, src.line, "the same job, another origin")
                     )
@@ -256,22 +279,26 @@ def merge(
         if fresh:
             name = registry_name(g.name, names)
             names.add(name)
-            jobs.append(name, _new_entry(replace(g, sources=tuple(fresh)), registry_dir))
+            entry = replace(g, sources=tuple(fresh))
+            if as_text:
+                appended.add(entry_text(name, entry, paths.stored))
+            else:
+                jobs.append(name, _new_entry(entry, paths))
             for src in fresh:
                 detail = f"one job for {len(fresh)} origins" if len(fresh) > 1 else ""
-                where = _display(src.file, registry_dir, src.host)
+                where = paths.display(src.file, src.host)
                 actions.append(MergeAction(name, NEW, where, src.line, detail))
     wanted = {str(Path(f).resolve()) for f in files}
     for k in known:
         if k.key in claimed or k.file not in wanted:
             continue
-        if k.migrated_line is not None and k.migrated_line in _lines(k.file):
+        if k.migrated_line is not None and k.migrated_line in paths.lines(k.file):
             # a scheduler marker is a comment, so the parser proposed nothing for it
             actions.append(
                 MergeAction(
                     k.name,
                     SWITCHED,
-                    _display(k.file, registry_dir),
+                    paths.display(k.file),
                     k.line,
                     f"already switched by migrate-cron (mode {k.mode})",
                 )
@@ -283,14 +310,14 @@ def merge(
         )
         if k.mode != "cron":
             detail = f"mode {k.mode}: its switched line is no longer in the file; entry kept"
-        actions.append(MergeAction(k.name, GONE, _display(k.file, registry_dir), k.line, detail))
+        actions.append(MergeAction(k.name, GONE, paths.display(k.file), k.line, detail))
     if "jobs" not in doc:
         if not existing:
             for text in HEADER.splitlines():
                 doc.add(tomlkit.comment(text))
             doc.add(tomlkit.nl())
         doc.append("jobs", jobs)
-    return tomlkit.dumps(doc), actions
+    return (appended.render(doc) if as_text else tomlkit.dumps(doc)), actions
 
 
 def _refused(
@@ -299,13 +326,13 @@ def _refused(
     refusal: Refusal,
     matched: Mapping[tuple[int, int], _Known],
     index: int,
-    registry_dir: Path,
+    paths: _Paths,
 ) -> list[MergeAction]:
     """A refused line: no new entry; an entry registered earlier (same text) stays, only its
     line number follows the file."""
     out = []
     for j, src in enumerate(g.sources):
-        rel = _display(src.file, registry_dir, src.host)
+        rel = paths.display(src.file, src.host)
         k = matched.get((index, j))
         if k is None:
             where = refusal.file or rel
@@ -326,7 +353,7 @@ def _edited(
     g: GeneratedJob,
     src: Source,
     rel: str,
-    registry_dir: Path,
+    paths: _Paths,
     force: bool,
 ) -> MergeAction:
     """A known origin whose line changed since generation: a conflict, taken with --force."""
@@ -343,10 +370,10 @@ def _edited(
         )
     table = _table(jobs, k.name)
     if k.index is None:
-        _update_entry(table, replace(g, sources=(src,)), registry_dir)
+        _update_entry(table, replace(g, sources=(src,)), paths)
     else:
-        _fill(table, g, registry_dir)
-        table["sources"][k.index] = _source_table(src, registry_dir)
+        _fill(table, g)
+        table["sources"][k.index] = _source_table(src, paths)
     detail = "took the changed line, name kept"
     fresh = registry_name(g.name, [])
     if fresh != k.name and not k.name.startswith(fresh):
@@ -427,7 +454,7 @@ def _table(jobs: Table, name: str) -> Any:
     return jobs[name]
 
 
-def _known(jobs: Table, registry_dir: Path) -> list[_Known]:
+def _known(jobs: Table, paths: _Paths) -> list[_Known]:
     out = []
     for name, table in jobs.items():
         if not hasattr(table, "get"):
@@ -447,7 +474,7 @@ def _known(jobs: Table, registry_dir: Path) -> list[_Known]:
             out.append(
                 _Known(
                     name=str(name),
-                    file=str(source_path(str(src["file"]), registry_dir).resolve()),
+                    file=paths.resolved(str(src["file"])),
                     line=int(src.get("line", 0)),
                     text=str(src["text"]),
                     mode=str(table.get("mode", "cron")),
@@ -458,44 +485,73 @@ def _known(jobs: Table, registry_dir: Path) -> list[_Known]:
     return out
 
 
-def _by_command(jobs: Table, known: Sequence[_Known]) -> dict[str, dict[str, set[str]]]:
-    """The known jobs by the command they run: name → the files of its origins."""
-    out: dict[str, dict[str, set[str]]] = {}
-    for k in known:
-        command = str(_table(jobs, k.name).get("command"))
-        out.setdefault(command, {}).setdefault(k.name, set()).add(k.file)
-    return out
+class _SameJobs:
+    """The known jobs by what they run, to find the one a new origin of an already switched
+    job belongs to. Grouped by command first; a group is keyed by the rest (schedule as cron
+    expands it, zone, user, stdin, shell, env but mail settings) the first time a new line
+    runs its command: a lookup, never a scan of every job with that command."""
+
+    def __init__(self, jobs: Table, known: Sequence[_Known]) -> None:
+        self._jobs = jobs
+        #: command → name → the files of its origins (names in registry order)
+        self._files: dict[str, dict[str, set[str]]] = {}
+        for k in known:
+            command = _table(jobs, k.name).get("command")
+            if isinstance(command, str):  # a line's command is text: nothing else matches
+                self._files.setdefault(str(command), {}).setdefault(k.name, set()).add(k.file)
+        self._keyed: dict[str, dict[tuple[object, ...], list[str]]] = {}
+
+    def find(self, g: GeneratedJob, fresh: Sequence[Source]) -> str | None:
+        """The first known job that runs exactly what ``g`` runs, in files other than
+        ``fresh``'s, if any."""
+        names = self._files.get(g.command)
+        if not names:
+            return None
+        keyed = self._keyed.get(g.command)
+        if keyed is None:
+            keyed = self._keyed[g.command] = {}
+            for name in names:
+                keyed.setdefault(_run_key(_table(self._jobs, name)), []).append(name)
+        files = {src.file for src in fresh}
+        key = _run_key_of(g)
+        return next((n for n in keyed.get(key, ()) if not names[n] & files), None)
 
 
-def _same_job(
-    jobs: Table,
-    by_command: Mapping[str, Mapping[str, set[str]]],
-    g: GeneratedJob,
-    fresh: Sequence[Source],
-) -> str | None:
-    """The known generated job that runs exactly what ``g`` runs (schedule as cron expands
-    it, zone, command, stdin, user, shell, env but mail settings) in other files, if any."""
-    from migrate_cron.analysis.job import MAIL_ENV, schedule_key
+def _run_key(t: Any) -> tuple[object, ...]:
+    """What a known job runs besides its command, comparable with ``_run_key_of``."""
+    from migrate_cron.analysis.job import schedule_key
 
-    def env(values: Any) -> list[tuple[str, str]]:
-        return sorted((str(k), str(v)) for k, v in dict(values).items() if k not in MAIL_ENV)
+    try:
+        env = _env_key(dict(t.get("env", {})))
+    except (TypeError, ValueError):
+        return (object(),)  # an env that is not a table matches nothing
+    return (
+        schedule_key(str(t.get("schedule", ""))),
+        _plain(t.get("timezone", "UTC")),
+        _plain(t.get("user")),
+        _plain(t.get("stdin")),
+        _plain(t.get("shell", "/bin/sh")),
+        env,
+    )
 
-    files = {src.file for src in fresh}
-    for name, its_files in by_command.get(g.command, {}).items():
-        if its_files & files:
-            continue
-        t = _table(jobs, name)
-        if (
-            t.get("command") == g.command
-            and schedule_key(str(t.get("schedule", ""))) == schedule_key(g.schedule)
-            and t.get("timezone", "UTC") == g.timezone
-            and t.get("user") == g.user
-            and t.get("stdin") == g.stdin
-            and t.get("shell", "/bin/sh") == g.shell
-            and env(t.get("env", {})) == env(g.env)
-        ):
-            return name
-    return None
+
+def _run_key_of(g: GeneratedJob) -> tuple[object, ...]:
+    from migrate_cron.analysis.job import schedule_key
+
+    return (schedule_key(g.schedule), g.timezone, g.user, g.stdin, g.shell, _env_key(g.env))
+
+
+def _env_key(values: Mapping[Any, Any]) -> tuple[tuple[str, str], ...]:
+    from migrate_cron.analysis.job import MAIL_ENV
+
+    return tuple(sorted((str(k), str(v)) for k, v in values.items() if k not in MAIL_ENV))
+
+
+def _plain(value: Any) -> object:
+    """A registry value as a plain, hashable value; one that is neither text, a number nor
+    missing (an array, a table) equals nothing a crontab line gives."""
+    value = value.unwrap() if hasattr(value, "unwrap") else value
+    return value if value is None or isinstance(value, str | int | float) else object()
 
 
 def _switches(table: Any) -> dict[str | None, Any]:
@@ -511,7 +567,7 @@ def _origin(jobs: Table, k: _Known) -> Any:
     return table["source"] if k.index is None else table["sources"][k.index]
 
 
-def _add_origin(table: Any, src: Source, registry_dir: Path) -> None:
+def _add_origin(table: Any, src: Source, paths: _Paths) -> None:
     """One more line for a job: its one ``[source]`` becomes a ``[[sources]]`` array (a
     single switch made before then names the origin it rewrote)."""
     if "source" in table:
@@ -531,7 +587,7 @@ def _add_origin(table: Any, src: Source, registry_dir: Path) -> None:
             table.append("migrations", switches)
     if "sources" not in table:
         table.append("sources", tomlkit.aot())
-    table["sources"].append(_source_table(src, registry_dir))
+    table["sources"].append(_source_table(src, paths))
 
 
 def _remove_origin(jobs: Table, k: _Known) -> None:
@@ -547,33 +603,34 @@ def _copy_table(item: Any) -> Table:
     return t
 
 
-def _new_entry(g: GeneratedJob, registry_dir: Path) -> Table:
+def _new_entry(g: GeneratedJob, paths: _Paths) -> Table:
+    """A new entry as a table (``entry_text`` writes the same entry as text)."""
     t = tomlkit.table()
     if g.note:
         for line in g.note.splitlines():
             t.add(tomlkit.comment(line))
-    _fill(t, g, registry_dir)
+    _fill(t, g)
     t["mode"] = "cron"
     if len(g.sources) == 1:
-        t.append("source", _source_table(g.source, registry_dir))
+        t.append("source", _source_table(g.source, paths))
     else:
         many = tomlkit.aot()
         for src in g.sources:
-            many.append(_source_table(src, registry_dir))
+            many.append(_source_table(src, paths))
         t.append("sources", many)
     return t
 
 
-def _update_entry(t: Any, g: GeneratedJob, registry_dir: Path) -> None:
-    _fill(t, g, registry_dir)
+def _update_entry(t: Any, g: GeneratedJob, paths: _Paths) -> None:
+    _fill(t, g)
     for key in ("stdin", "cwd", "cwd_fallback", "user"):
         if getattr(g, key) is None and key in t:
             del t[key]
     del t["source"]
-    t.append("source", _source_table(g.source, registry_dir))
+    t.append("source", _source_table(g.source, paths))
 
 
-def _fill(t: Any, g: GeneratedJob, registry_dir: Path) -> None:
+def _fill(t: Any, g: GeneratedJob) -> None:
     t["schedule"] = g.schedule
     t["timezone"] = g.timezone
     t["command"] = g.command
@@ -597,9 +654,9 @@ def _fill(t: Any, g: GeneratedJob, registry_dir: Path) -> None:
         t["overlap"] = g.overlap
 
 
-def _source_table(src: Source, registry_dir: Path) -> Table:
+def _source_table(src: Source, paths: _Paths) -> Table:
     s = tomlkit.table()
-    s["file"] = stored_path(Path(src.file), registry_dir)
+    s["file"] = paths.stored(src.file)
     s["line"] = src.line
     s["text"] = src.text
     if src.user is not None:
@@ -609,24 +666,56 @@ def _source_table(src: Source, registry_dir: Path) -> Table:
     return s
 
 
-def _display(file: str, registry_dir: Path, host: str | None = None) -> str:
-    shown = stored_path(Path(file), registry_dir)
-    return f"{host}:{shown}" if host else shown
+class _Paths:
+    """The crontab files one merge deals with: each path as the registry stores it, resolved,
+    and each file's lines — worked out once per file, not once per line (a 100,000-line
+    crontab would resolve its path 200,000 times, and re-reading the file for each switched
+    job made a re-run quadratic)."""
 
+    def __init__(self, registry_dir: Path) -> None:
+        self.registry_dir = registry_dir
+        self._stored: dict[str, str] = {}
+        self._resolved: dict[str, str] = {}
+        self._lines: dict[str, set[str]] = {}
 
-def _lines(file: str) -> set[str]:
-    from migrate_cron.migration.crontab_file import CrontabText
+    def stored(self, file: str) -> str:
+        """``file`` as ``source.file`` holds it (``stored_path``)."""
+        found = self._stored.get(file)
+        if found is None:
+            found = self._stored[file] = stored_path(Path(file), self.registry_dir)
+        return found
 
-    try:
-        return set(CrontabText.read(file).lines)
-    except Exception:
-        return set()
+    def display(self, file: str, host: str | None = None) -> str:
+        shown = self.stored(file)
+        return f"{host}:{shown}" if host else shown
+
+    def resolved(self, stored: str) -> str:
+        """A ``source.file`` value as an absolute, resolved path."""
+        found = self._resolved.get(stored)
+        if found is None:
+            found = self._resolved[stored] = str(source_path(stored, self.registry_dir).resolve())
+        return found
+
+    def lines(self, file: str) -> set[str]:
+        """The lines of crontab ``file`` (none when it cannot be read)."""
+        found = self._lines.get(file)
+        if found is None:
+            from migrate_cron.migration.crontab_file import CrontabText
+
+            try:
+                found = set(CrontabText.read(file).lines)
+            except Exception:
+                found = set()
+            self._lines[file] = found
+        return found
 
 
 def _is_our_enqueue(command: str) -> bool:
     """True for a command ``migrate`` wrote: ``…/migrate-cron enqueue NAME …``."""
     import shlex
 
+    if "enqueue" not in command:
+        return False  # most lines: no need to split them into words
     try:
         words = shlex.split(command)
     except ValueError:

@@ -269,5 +269,6 @@ def test_plan_and_generate_show_bad_bytes_escaped(tmp_path: Path) -> None:
     assert plan.returncode == 0, plan.stderr
     assert_escaped(plan.stdout + plan.stderr)
     generate = run_cli("generate", "registry", "bad.cron", cwd=tmp_path)
-    assert generate.returncode == 0, generate.stderr
+    assert generate.returncode == 1, generate.stderr  # the registry cannot hold line 1
+    assert "bad.cron:1: not registered: byte 0xE9 (column 19) is not UTF-8" in generate.stderr
     assert_escaped(generate.stdout + generate.stderr)

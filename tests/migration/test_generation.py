@@ -212,21 +212,26 @@ def test_one_sentence(message: str, expected: str) -> None:
     assert one_sentence(message) == expected
 
 
-def test_non_utf8_bytes_are_skipped_not_refused_and_nothing_breaks(tmp_path: Path) -> None:
+def test_non_utf8_bytes_are_refused_even_with_force_and_nothing_breaks(tmp_path: Path) -> None:
+    """The registry is UTF-8 text: it cannot keep the line byte for byte (analyze says so on
+    the same line, tests/cli/test_unkeepable_lines.py)."""
     text = "0 1 * * * /opt/bin/caf\udce9\n0 2 * * * /opt/bin/ok\n"
-    jobs, actions, _ = run(tmp_path, text)
-    assert list(jobs) == ["ok"]
-    assert not refused(actions)
+    for force in (False, True):
+        jobs, actions, _ = run(tmp_path, text, force=force)
+        assert list(jobs) == ["ok"]
+        [(line, detail)] = refused(actions).items()
+        assert line == 1 and detail.startswith("byte 0xE9 (column 23) is not UTF-8")
+        assert detail.endswith("--force cannot register it)")
 
 
-def test_env_lines_that_are_not_utf8_skip_the_lines_below_them(tmp_path: Path) -> None:
+def test_env_lines_that_are_not_utf8_refuse_the_lines_below_them(tmp_path: Path) -> None:
     """TOML holds text only: the env (HOME, SHELL, …) of such a line cannot be kept."""
     crontab = tmp_path / "c"
     crontab.write_bytes(b"0 1 * * * /opt/bin/a\nHOME=/srv/caf\xe9\n0 2 * * * /opt/bin/b\n")
     result = generate_registry([str(crontab)], tmp_path / "r.toml", file_format="user")
-    assert [(a.status, a.line) for a in result.actions] == [(NEW, 1)]
-    [skipped] = result.skipped
-    assert skipped.line == 3 and "env line HOME=" in skipped.reason
+    assert [(a.status, a.line) for a in result.actions] == [(NEW, 1), (REFUSED, 3)]
+    assert result.refused[0].detail.startswith("the env line HOME= above it (line 2)")
+    assert not result.skipped
 
 
 def test_a_cron_tz_cronie_cannot_read_is_refused_too() -> None:
