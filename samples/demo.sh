@@ -131,7 +131,15 @@ say "The age of the oldest waiting job, the failed count, and the duration per j
 run migrate-cron status
 
 chapter "8. Verify the switch, and where every line stands"
-run migrate-cron verify "$FIRST" --crontab shop.crontab
+say "verify says a worker serves the job only while one runs: start one in the background."
+migrate-cron worker --heartbeat 1 >worker.log 2>&1 &
+worker=$!
+for _ in $(seq 1 60); do  # up once it renews the workers' lease (within a heartbeat)
+    migrate-cron verify "$FIRST" --crontab shop.crontab >/dev/null 2>&1 && break
+    sleep 0.5
+done
+run migrate-cron verify "$FIRST" --crontab shop.crontab || { kill -TERM "$worker"; exit 1; }
+kill -TERM "$worker" && wait "$worker"
 run migrate-cron migrations
 
 chapter "9. Roll back: the line comes back, byte for byte"
