@@ -5,12 +5,15 @@ the expected form; exit 1 when any is bad."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from migrate_cron.cli.common import JsonFlag, RegistryPath, info, print_json
+from migrate_cron.cli.common import JsonFlag, RegistryPath, info, print_json, reflow
 from migrate_cron.config import DEFAULT_REGISTRY
+
+if TYPE_CHECKING:
+    from migrate_cron.registry import EntryError
 
 registry_app = typer.Typer(
     help="The job registry (migrate-cron.toml): check it. Reference: docs/registry.md.",
@@ -54,7 +57,10 @@ def check(as_json: JsonFlag = False, registry: RegistryPath = DEFAULT_REGISTRY) 
         raise typer.Exit(1)
 
 
-def _error_json(name: str, error: Any) -> dict[str, Any]:
+check.__doc__ = reflow(check.__doc__)
+
+
+def _error_json(name: str, error: EntryError) -> dict[str, Any]:
     return {
         "job": name,
         "file": error.path,
