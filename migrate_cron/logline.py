@@ -42,9 +42,11 @@ def format_line(event: str, fields: dict[str, Any], *, json_lines: bool) -> str:
 
 
 #: The loggers of the libraries under a long-running process whose warnings it writes into
-#: its own log: the store's (``store/reset.py``) and SQLAlchemy's (its pool logs an error
-#: with the whole traceback when it cannot reset a connection the server closed).
-LIBRARY_LOGGERS = ("migrate_cron.store", "sqlalchemy")
+#: its own log: the store's (``store/reset.py``), SQLAlchemy's (its pool logs an error with
+#: the whole traceback when it cannot reset a connection the server closed) and the drivers'
+#: (psycopg warns "error ignored terminating <Pipeline …>" when the server goes away inside
+#: a pipeline; without a handler Python's last resort wrote it bare to stderr).
+LIBRARY_LOGGERS = ("migrate_cron.store", "sqlalchemy", "psycopg", "pymysql")
 #: The event their lines carry.
 LIBRARY_EVENT = "db-connection"
 
@@ -64,7 +66,7 @@ class _EventLines(logging.Handler):
             if exc is not None:
                 first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
                 message = f"{message}: {type(exc).__name__}: {first}"[:500]
-            if record.name.startswith("sqlalchemy"):
+            if not record.name.startswith("migrate_cron"):
                 message = f"{record.name}: {message}"
             self._event(LIBRARY_EVENT, message)
         except Exception:

@@ -183,12 +183,22 @@ def test_library_warnings_become_one_line_of_the_process_log() -> None:
                 "Exception during reset or similar", exc_info=True
             )
         logging.getLogger("migrate_cron.store").info("below the level: not written")
+        # What psycopg says when the server goes away inside a pipeline (seen in the
+        # failover test's worker log as a bare stderr line before it was routed).
+        logging.getLogger("psycopg").warning(
+            "error ignored terminating %r: %s", "<psycopg.Pipeline [BAD]>", "the connection is lost"
+        )
         assert seen == [
             (
                 LIBRARY_EVENT,
                 "sqlalchemy.pool.impl.QueuePool: Exception during reset or similar: "
                 "OSError: Lost connection to MySQL server during query",
-            )
+            ),
+            (
+                LIBRARY_EVENT,
+                "psycopg: error ignored terminating '<psycopg.Pipeline [BAD]>': "
+                "the connection is lost",
+            ),
         ]
     finally:
         for logger, (handlers, propagate) in zip(loggers, before, strict=True):
