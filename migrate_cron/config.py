@@ -10,19 +10,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-DEFAULT_DATABASE_URL = "sqlite:///migrate-cron.db"
+from migrate_cron.store.dialects import DEFAULT_DATABASE_URL, driver_defaults, host_lists
+
+__all__ = ["DEFAULT_DATABASE_URL", "Settings", "mask_url", "normalize_url", "validate_prefix"]
+
 DATABASE_URL_ENV = "MIGRATE_CRON_DATABASE_URL"
 TABLE_PREFIX_ENV = "MIGRATE_CRON_TABLE_PREFIX"
 REGISTRY_ENV = "MIGRATE_CRON_REGISTRY"
 DEFAULT_REGISTRY = "migrate-cron.toml"
-
-# Driverless URLs would select drivers we do not ship (psycopg2, mysqlclient).
-_DRIVER_DEFAULTS = {
-    "postgresql": "postgresql+psycopg",
-    "postgres": "postgresql+psycopg",
-    "mysql": "mysql+pymysql",
-    "mariadb": "mariadb+pymysql",
-}
 
 # userinfo password: everything between "user:" and the last "@" of the URL token (a raw "@"
 # in a password is common in copy-pasted URLs); and password=… in a query string.
@@ -59,14 +54,14 @@ def normalize_url(url: str) -> str:
     if at and "@" in userinfo and "/" not in hostpart.split("?")[0].split("/")[0]:
         user, colon, password = userinfo.partition(":")
         rest = f"{user.replace('@', '%40')}{colon}{password.replace('@', '%40')}@{hostpart}"
-    scheme = _DRIVER_DEFAULTS.get(scheme, scheme)
-    if scheme.startswith("postgresql"):
+    scheme = driver_defaults().get(scheme, scheme)  # driverless: a driver we do not ship
+    if scheme.partition("+")[0] in host_lists():
         rest = _sqlalchemy_hosts(rest)
     return f"{scheme}://{rest}"
 
 
 def _sqlalchemy_hosts(rest: str) -> str:
-    """A PostgreSQL URL's host list (a primary and its replicas) in the form SQLAlchemy reads.
+    """A URL's host list (``Dialect.host_list``) (a primary and its replicas) in the form SQLAlchemy reads.
 
     libpq takes ``h1:p1,h2:p2`` after the ``@`` or in ``host=``; SQLAlchemy takes neither
     (verified, SQLAlchemy 2.1 with psycopg 3: the first fails to parse its port, the second

@@ -1,4 +1,5 @@
-"""The only package with SQL. ``open_store(url)`` picks the implementation for the dialect.
+"""The only package with SQL. ``open_store(url)`` picks the implementation for the database
+(``dialects.DIALECTS``).
 
 Every name loads lazily (``_LAZY``): ``Store`` and ``Listener`` because the CLI must not pay
 for SQLAlchemy until it talks to a database (a ``worker --help`` starts in a quarter of a
@@ -9,8 +10,6 @@ second, not half); the value types because ``enqueue`` from cron (``direct.py``)
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
-
-from migrate_cron.config import validate_prefix
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -84,6 +83,7 @@ def open_store(
     """Open a Store for ``url``. Nothing connects until the first operation. ``use`` sets how
     long a call may wait (``store.timeouts``); the default is ``Use.LONG``, for application
     code and maintenance."""
+    from migrate_cron.config import validate_prefix
     from migrate_cron.store.engine import display_url, make_engine
     from migrate_cron.store.timeouts import Use
 
@@ -94,26 +94,11 @@ def open_store(
 
 
 def _store_for(engine: Engine, prefix: str, clock: Clock | None) -> Store:
-    from migrate_cron.store.engine import dialect_family
+    """The Store subclass of the engine's database (``dialects.DIALECTS``)."""
+    from migrate_cron.store.dialects import dialect_for
 
-    family = dialect_family(engine.dialect.name)
-    if family == "postgresql":
-        from migrate_cron.store.postgresql import PostgresStore
-
-        return PostgresStore(engine, prefix, clock)
-    if family == "mysql":
-        from migrate_cron.store.mysql import MySQLStore
-
-        return MySQLStore(engine, prefix, clock)
-    if family == "sqlite":
-        from migrate_cron.store.sqlite import SQLiteStore
-
-        return SQLiteStore(engine, prefix, clock)
-    from migrate_cron.errors import UsageError
-
-    raise UsageError(
-        f"unsupported database {engine.dialect.name!r}: use PostgreSQL, MySQL/MariaDB or SQLite"
-    )
+    store: Store = dialect_for(engine.dialect.name).store_class()(engine, prefix, clock)
+    return store
 
 
 class SlotWriter(Protocol):
@@ -132,6 +117,7 @@ def open_slot_writer(url: str, prefix: str = "") -> SlotWriter:
     SQLAlchemy) when it fully understands ``url``, else the Store. A call the direct writer
     cannot serve (``direct.Unsupported``: nothing was written) goes to the Store, and so does
     every later call of this writer."""
+    from migrate_cron.config import validate_prefix
     from migrate_cron.store.direct import Unsupported, open_writer
 
     try:

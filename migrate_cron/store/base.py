@@ -3,8 +3,8 @@
 The operations live in one module per table or concern (``jobs``, ``runs``, ``admin``,
 ``leases``, ``status``) and are composed into ``Store`` in ``store.py``. What differs per
 dialect — "now" on the server's clock, claiming with SKIP LOCKED, insert-if-absent, wake-ups,
-the few status expressions — is a named hook here that ``postgresql.py``, ``mysql.py`` and
-``sqlite.py`` override; capabilities are properties (``supports_listen``) that the loops ask,
+the few status expressions — is a named hook here that each database's Store subclass
+(``dialects/*_store.py``) overrides; capabilities are properties (``supports_listen``) that the loops ask,
 so no code outside ``store/`` needs to know which dialect is underneath.
 
 Guarantees every implementation keeps (checked by ``tests/contract``):
@@ -39,6 +39,8 @@ from migrate_cron.clock import Clock
 from migrate_cron.config import mask_url
 from migrate_cron.errors import DatabaseUnavailable, DataRefused, SchemaMissing
 from migrate_cron.store.deadline import WATCHDOG
+from migrate_cron.store.dialects import dialect_for
+from migrate_cron.store.dialects.entry import READONLY_OPTION
 from migrate_cron.store.faults import first_line, names_missing_table, refuses_value
 from migrate_cron.store.models import (
     Job,
@@ -47,6 +49,7 @@ from migrate_cron.store.models import (
 from migrate_cron.store.schema import Tables, UTCDateTime, build_tables
 
 if TYPE_CHECKING:
+    from migrate_cron.store.slot_write import SlotWrite
     from migrate_cron.store.rows import RowClaim
 
 DEFAULT_MAX_ATTEMPTS = 5
@@ -82,6 +85,10 @@ class StoreBase:
         self.url_safe = mask_url(engine.url.render_as_string(hide_password=True))
         #: Whether the optional ``job_attempts`` table exists; None until first asked.
         self._attempts_table: bool | None = None
+        #: This database's entry in ``dialects.DIALECTS``.
+        self.dialect = dialect_for(engine.dialect.name)
+        #: The cron slot's write (``runs.py``), built on first use.
+        self._slot_writer: SlotWrite | None = None
 
     # ------------------------------------------------------------------ dialect hooks
     def now_sql(self) -> ColumnElement[datetime]:
@@ -240,7 +247,7 @@ class StoreBase:
             conn = self.engine.connect()
             try:
                 if readonly:
-                    conn = conn.execution_options(sqlite_readonly=True)
+                    conn = conn.execution_options(**{READONLY_OPTION: True})
                 with conn.begin():
                     yield conn
             finally:

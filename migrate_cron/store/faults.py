@@ -8,16 +8,7 @@ and exits with the same code whichever wrote the slot. Standard library only.
 
 from __future__ import annotations
 
-#: Words in the first line of a driver's error when a table does not exist (SQLite, psycopg,
-#: PyMySQL's 1146).
-_MISSING_TABLE_MARKERS = (
-    "no such table",
-    "does not exist",
-    "doesn't exist",
-    "undefinedtable",
-    "1146",
-)
-
+from migrate_cron.store.dialects import DIALECTS
 
 def first_line(error: BaseException) -> str:
     """The error's first line, or its class name when it has no text."""
@@ -28,28 +19,22 @@ def first_line(error: BaseException) -> str:
 def names_missing_table(error: BaseException) -> bool:
     """Whether the driver's ``error`` says one of our tables does not exist."""
     lowered = f"{type(error).__name__} {first_line(error)}".lower()
-    return any(marker in lowered for marker in _MISSING_TABLE_MARKERS) and (
+    markers = (m for d in DIALECTS.values() for m in d.missing_table_markers)
+    return any(marker in lowered for marker in markers) and (
         "table" in lowered or "relation" in lowered
     )
-
-
-#: MySQL/MariaDB server errors that refuse a value, whatever DB-API class the driver gives
-#: them (PyMySQL raises OperationalError for most): the server answered, and the same data
-#: fails the same way again. 1153 packet over max_allowed_packet, 1366 incorrect string value,
-#: 1406 data too long, 3140 invalid JSON text (MySQL), 3819 CHECK constraint violated (MySQL),
-#: 4025 CONSTRAINT failed (MariaDB: a JSON column's ``json_valid`` check).
-_MYSQL_VALUE_ERRORS = frozenset({1153, 1366, 1406, 3140, 3819, 4025})
 
 
 def refuses_value(error: BaseException) -> bool:
     """Whether the driver's ``error`` refuses the data sent, not the connection: SQLSTATE
     class 22 (data exception) or 54 (program limit exceeded: a value too large) on
-    PostgreSQL, a DB-API DataError elsewhere, or one of ``_MYSQL_VALUE_ERRORS``."""
+    PostgreSQL, a DB-API DataError elsewhere, or a server error code a dialect lists as
+    refusing a value (``Dialect.value_errors``: MySQL/MariaDB raise most as OperationalError)."""
     sqlstate = getattr(error, "sqlstate", None) or ""
     if sqlstate[:2] in ("22", "54") or dbapi_class(error) == "DataError":
         return True
     code = error.args[0] if error.args else None
-    return isinstance(code, int) and code in _MYSQL_VALUE_ERRORS
+    return isinstance(code, int) and any(code in d.value_errors for d in DIALECTS.values())
 
 
 #: The DB-API exception classes; what a driver's error is among them decides what it means.

@@ -59,7 +59,14 @@ from migrate_cron.errors import ConfigError, SchemaMissing
 from migrate_cron.store.base import Listener, storable
 from migrate_cron.store.fence import FenceColumns, not_recorded
 from migrate_cron.store.models import AttemptRun, Job, JobState, ReapResult
-from migrate_cron.store.schema import TIMESTAMP_TYPE, UTCDateTime, exact_string, exact_text
+from migrate_cron.store.dialects import ClaimIndex
+from migrate_cron.store.schema import (
+    TIMESTAMP_TYPE,
+    UTCDateTime,
+    claim_backends,
+    exact_string,
+    exact_text,
+)
 
 if TYPE_CHECKING:
     from migrate_cron.registry import StatusValue, TableSpec
@@ -91,12 +98,12 @@ def claim_table_schema(spec: TableSpec) -> Table:
     """The business table as far as claiming knows it: key, status, order column and the added
     columns, with the indexes the claim and the reaper use.
 
-    - Claim: partial ``(order, key) WHERE status = ready`` on PostgreSQL (only the ready rows,
-      however many done rows pile up); ``(status, order, key)`` on MySQL/MariaDB, SQLite and
-      SQL Server (on MariaDB an index without the status first gave false "nothing ready"
-      answers under SKIP LOCKED contention, see docs/architecture.md).
-    - Reap: partial ``(locked_until) WHERE status = processing`` on PostgreSQL, else
-      ``(status, locked_until)``.
+    - Claim: partial ``(order, key) WHERE status = ready`` where the database's
+      ``row_claim_index`` is partial (only the ready rows, however many done rows pile up);
+      ``(status, order, key)`` elsewhere (on MariaDB an index without the status first gave
+      false "nothing ready" answers under SKIP LOCKED contention, see docs/architecture.md).
+    - Reap: partial ``(locked_until) WHERE status = processing``, else
+      ``(status, locked_until)``, alike.
 
     Types of the application's own columns are not known without a database; they are not
     rendered (the revision never creates nor alters them)."""
@@ -110,14 +117,19 @@ def claim_table_schema(spec: TableSpec) -> Table:
     # Expressions, not text: DDL renders the values as literals (quoted by the dialect).
     ready = t.c[spec.status] == literal(spec.ready)
     processing = t.c[spec.status] == literal(spec.processing)
-    Index(claim_name, *order, t.c[spec.key], postgresql_where=ready).ddl_if(dialect="postgresql")
-    others = ("mysql", "mariadb", "sqlite", "mssql")
+    # The claim index's shape per database (``dialects.ClaimIndex``): the partial one where
+    # the claim reads only ready rows; the status first everywhere else.
+    partial = claim_backends(ClaimIndex.PARTIAL, rows=True)
+    full = claim_backends(ClaimIndex.STATE_FIRST, rows=True)
+    where = {f"{backend}_where": ready for backend in partial}
+    Index(claim_name, *order, t.c[spec.key], **where).ddl_if(dialect=partial)  # type: ignore[arg-type]
     Index(claim_name, t.c[spec.status], *order, t.c[spec.key]).ddl_if(
-        dialect=others  # type: ignore[arg-type]  # tuples are documented
+        dialect=full  # type: ignore[arg-type]  # tuples are documented
     )
-    Index(lease_name, t.c.locked_until, postgresql_where=processing).ddl_if(dialect="postgresql")
+    reap = {f"{backend}_where": processing for backend in partial}
+    Index(lease_name, t.c.locked_until, **reap).ddl_if(dialect=partial)  # type: ignore[arg-type]
     Index(lease_name, t.c[spec.status], t.c.locked_until).ddl_if(
-        dialect=others  # type: ignore[arg-type]  # tuples are documented
+        dialect=full  # type: ignore[arg-type]  # tuples are documented
     )
     return t
 

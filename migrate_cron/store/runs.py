@@ -24,6 +24,7 @@ from sqlalchemy.exc import IntegrityError
 from migrate_cron.store.base import DEFAULT_MAX_ATTEMPTS, aware
 from migrate_cron.store.jobs import JobOps
 from migrate_cron.store.keys import slot_ref
+from migrate_cron.store.slot_write import SlotWrite, SqlAlchemyCursor
 from migrate_cron.store.models import (
     JobState,
     RunResult,
@@ -271,53 +272,22 @@ class RunOps(JobOps):
         kind: str | None,
         skip_if_running: bool = False,
     ) -> RunResult:
-        runs = self.tables.scheduled_runs
-        slot = scheduled_for.astimezone(UTC)
-        if skip_if_running and outcome == "enqueued":
-            job = self.tables.job
-            busy = conn.execute(
-                select(job.c.id)
-                .where(
-                    job.c.kind == (kind or job_name),
-                    job.c.state == JobState.RUNNING,
-                    job.c.locked_until > self.now_sql(),  # a dead worker's run does not count
-                )
-                .limit(1)
-            ).first()
-            if busy is not None:
-                outcome = "skipped"
-        run_id = self._insert_if_absent(
-            conn,
-            runs,
-            {
-                "job_name": job_name,
-                "scheduled_for": slot,
-                "enqueued_at": self.now_sql(),
-                "outcome": outcome,
-            },
-            ("job_name", "scheduled_for"),
-        )
-        if run_id is None:
-            row = conn.execute(
-                select(runs.c.job_id, runs.c.outcome).where(
-                    runs.c.job_name == job_name, runs.c.scheduled_for == slot
-                )
-            ).one()
-            return RunResult(False, row.job_id, row.outcome)
-        if outcome == "skipped":
-            return RunResult(True, None, "skipped")
-        result = self._enqueue(
-            conn,
-            kind or job_name,
-            payload,
-            slot_ref(slot),
-            None,
-            None,
-            max_attempts,
-            slot,
-        )
-        conn.execute(update(runs).where(runs.c.id == run_id).values(job_id=result.job_id))
-        return RunResult(True, result.job_id, "enqueued")
+        """The cron slot's write (``slot_write.py``): the dialect's named statements, the
+        ones ``direct.py`` runs on the driver's cursor, here on ``conn``."""
+        return self._slot_write().run(
+            SqlAlchemyCursor(conn), job_name, scheduled_for, max_attempts=max_attempts,
+            kind=kind, payload=payload, outcome=outcome, skip_if_running=skip_if_running,
+        )  # fmt: skip
+
+    def _slot_write(self) -> SlotWrite:
+        """The slot write for this store's database and prefix (built once)."""
+        if self._slot_writer is None:
+            dialect = self.dialect
+            clock = None if self._clock is None else self._clock.now
+            self._slot_writer = SlotWrite.of(
+                dialect.recipe().STATEMENTS, dialect.stamp, self.prefix, clock
+            )
+        return self._slot_writer
 
     def last_run(self, job_name: str) -> datetime | None:
         """The newest recorded slot of a job (enqueued or skipped)."""

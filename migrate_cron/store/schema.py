@@ -6,9 +6,11 @@ reaper turns) that work on every backend, unlike advisory locks, and ``side_effe
 ledger of ``migrate-cron once``: one row per effect key, inserted before the effect runs, so only
 one caller can win it and a crash leaves an ``attempted`` row that says "check before retrying".
 
-Claim index per dialect: a partial index on ``run_at WHERE state = 'open'`` where partial
-indexes exist (PostgreSQL, SQLite); ``(state, run_at, id)`` on MySQL/MariaDB/SQL Server, where
-an index on state alone produced false "queue empty" answers under SKIP LOCKED contention.
+Per database (``dialects.DIALECTS``): the column types that differ from the portable ones
+(each dialect module's ``column_types``) and the claim index's shape (``ClaimIndex``): a
+partial index on ``run_at WHERE state = 'open'`` where partial indexes exist,
+``(state, run_at, id)`` elsewhere. A database the table does not know gets neither — and
+``make_engine`` refuses it before any DDL.
 """
 
 from __future__ import annotations
@@ -33,66 +35,82 @@ from sqlalchemy import (
     UniqueConstraint,
     text,
 )
-from sqlalchemy.dialects import mssql, mysql, postgresql
-from sqlalchemy.types import TypeDecorator
+from sqlalchemy.types import TypeDecorator, TypeEngine
 
+from migrate_cron.store.dialects import DIALECTS, ClaimIndex, Stamp, dialect_for
 from migrate_cron.store.models import JobState
 
 JOB_STATES = tuple(JobState)
 RUN_OUTCOMES = ("enqueued", "skipped")
 EFFECT_STATUSES = ("attempted", "done", "failed")
-MYSQL_NAMES = ("mysql", "mariadb")
+
+
+def column_variants() -> dict[str, dict[str, Any]]:
+    """Per SQLAlchemy backend name, the types its dialect module states (``column_types``):
+    ``id``, ``payload``, ``timestamp``, ``string`` (length -> type), ``text`` and
+    ``table_options``."""
+    variants: dict[str, dict[str, Any]] = {}
+    for dialect in DIALECTS.values():
+        variants.update(dialect.recipe().column_types())
+    return variants
+
+
+def _with_variants(base: TypeEngine[Any], part: str, variants: dict[str, dict[str, Any]]) -> Any:
+    typed: Any = base
+    for backend, types in variants.items():
+        if part in types:
+            made = types[part]
+            typed = typed.with_variant(made() if callable(made) else made, backend)
+    return typed
+
 
 # Plain SQL type that the Alembic revision renders (self-contained, no import of our package).
-TIMESTAMP_TYPE = (
-    DateTime(timezone=True)
-    .with_variant(mysql.DATETIME(fsp=6), "mysql", "mariadb")
-    .with_variant(mssql.DATETIME2(precision=6), "mssql")  # type: ignore[no-untyped-call]
-)
-PAYLOAD_TYPE = JSON().with_variant(postgresql.JSONB(), "postgresql")
-ID_TYPE = BigInteger().with_variant(Integer(), "sqlite")
+TIMESTAMP_TYPE = _with_variants(DateTime(timezone=True), "timestamp", column_variants())
 
 
-#: Every text column states its character set and collation on MySQL/MariaDB (and so does each
-#: table, for a column added by hand): without them a column takes the server's default, which
-#: is ``latin1`` on a server started without a config (``mariadbd --no-defaults``, MySQL before
-#: 8.0) — and a job that printed ``✓`` could not be recorded (error 1366). ``utf8mb4`` holds all
-#: of Unicode. The collation is binary: equality is byte for byte, as on PostgreSQL and SQLite.
-#: A case-insensitive one (the servers' ``*_general_ci``/``*_0900_ai_ci`` defaults) would make
-#: ``ref="User-42"`` dedupe into ``"user-42"`` and jobs ``Backup`` and ``backup`` share one slot;
-#: a worker's fence on ``locked_by`` compares exactly too. MariaDB has a binary NO PAD collation;
-#: MySQL 8's ``utf8mb4_bin`` still ignores trailing spaces (its NO PAD ``utf8mb4_0900_bin`` is
-#: MySQL-only and not in MySQL 8.0.1–8.0.16, which we support).
-CHARSET = "utf8mb4"
-COLLATIONS = {"mariadb": "utf8mb4_nopad_bin", "mysql": "utf8mb4_bin"}
+def id_type(variants: dict[str, dict[str, Any]] | None = None) -> Any:
+    """The key columns' type: BIGINT, or what a database needs instead."""
+    return _with_variants(BigInteger(), "id", variants or column_variants())
 
 
-def exact_string(length: int) -> String:
-    """A VARCHAR in ``utf8mb4``, compared byte for byte (``COLLATIONS``)."""
-    string = String(length)
-    for dialect, collation in COLLATIONS.items():
-        string = string.with_variant(
-            mysql.VARCHAR(length, charset=CHARSET, collation=collation), dialect
-        )
-    return string
+def payload_type(variants: dict[str, dict[str, Any]] | None = None) -> Any:
+    return _with_variants(JSON(), "payload", variants or column_variants())
 
 
-def exact_text() -> Text:
-    """A TEXT (64 KiB on MySQL/MariaDB) in ``utf8mb4``, with the binary collation."""
-    text_ = Text()
-    for dialect, collation in COLLATIONS.items():
-        text_ = text_.with_variant(mysql.TEXT(charset=CHARSET, collation=collation), dialect)
-    return text_
+def exact_string(length: int, variants: dict[str, dict[str, Any]] | None = None) -> String:
+    """A VARCHAR compared byte for byte, in a character set that holds all of Unicode
+    (stated where the server's default may not: ``utf8mb4`` and a binary collation on
+    MySQL/MariaDB, see ``dialects/mysql.py``)."""
+    string: Any = String(length)
+    for backend, types in (variants or column_variants()).items():
+        if "string" in types:
+            string = string.with_variant(types["string"](length), backend)
+    return string  # type: ignore[no-any-return]
 
 
-def table_options() -> dict[str, Any]:
-    """Each table's default character set and collation on MySQL and on MariaDB."""
-    return {
-        "mysql_charset": CHARSET,
-        "mysql_collate": COLLATIONS["mysql"],
-        "mariadb_charset": CHARSET,
-        "mariadb_collate": COLLATIONS["mariadb"],
-    }
+def exact_text(variants: dict[str, dict[str, Any]] | None = None) -> Text:
+    """A TEXT (64 KiB on MySQL/MariaDB), with the character set and collation of
+    ``exact_string``."""
+    return _with_variants(Text(), "text", variants or column_variants())  # type: ignore[no-any-return]
+
+
+def table_options(variants: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Each table's default character set and collation, where a database states them."""
+    options: dict[str, Any] = {}
+    for types in (variants or column_variants()).values():
+        options.update(types.get("table_options", {}))
+    return options
+
+
+def claim_backends(shape: ClaimIndex, *, rows: bool = False) -> tuple[str, ...]:
+    """The SQLAlchemy names of the databases whose claim index (of the job table, or with
+    ``rows`` of a business table: ``rows.py``) has ``shape``."""
+    return tuple(
+        backend
+        for d in DIALECTS.values()
+        if (d.row_claim_index if rows else d.claim_index) is shape
+        for backend in d.backends
+    )
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -111,7 +129,7 @@ class UTCDateTime(TypeDecorator[datetime]):
         if value.tzinfo is None:
             raise ValueError(f"naive datetime {value!r}: pass a timezone-aware value")
         value = value.astimezone(UTC)
-        if dialect.name == "postgresql":
+        if dialect_for(dialect.name).stamp is Stamp.AWARE:
             return value
         return value.replace(tzinfo=None)
 
@@ -157,16 +175,26 @@ def build_tables(prefix: str = "", *, charset_everywhere: bool = True) -> Tables
     change; revision 4 converts the other text columns (``generate/revision.py``)."""
     md = MetaData()
     p = prefix
-    string = exact_string if charset_everywhere else String
-    text_ = exact_text if charset_everywhere else Text
-    options = table_options() if charset_everywhere else {}
+    types = column_variants()
+    ID_TYPE = id_type(types)  # noqa: N806  (reads as the column type it is)
+
+    def exact(length: int) -> String:
+        return exact_string(length, types)
+
+    def string(length: int) -> String:
+        return exact_string(length, types) if charset_everywhere else String(length)
+
+    def text_() -> Text:
+        return exact_text(types) if charset_everywhere else Text()
+
+    options = table_options(types) if charset_everywhere else {}
     job = Table(
         f"{p}job",
         md,
         Column("id", ID_TYPE, primary_key=True, autoincrement=True),
-        Column("kind", exact_string(200), nullable=False),
-        Column("ref", exact_string(255), nullable=True),
-        Column("payload", PAYLOAD_TYPE, nullable=True),
+        Column("kind", exact(200), nullable=False),
+        Column("ref", exact(255), nullable=True),
+        Column("payload", payload_type(types), nullable=True),
         Column("state", string(16), nullable=False, server_default=JobState.OPEN.value),
         Column("attempts", Integer, nullable=False, server_default="0"),
         Column("max_attempts", Integer, nullable=False, server_default="5"),
@@ -186,16 +214,14 @@ def build_tables(prefix: str = "", *, charset_everywhere: bool = True) -> Tables
         UniqueConstraint("kind", "ref", name=f"{p}job_kind_ref_key"),
         **options,
     )
-    # Claim index, partial where the dialect has partial indexes.
-    Index(
-        f"{p}job_claim_idx",
-        job.c.run_at,
-        job.c.id,
-        postgresql_where=text("state = 'open'"),
-        sqlite_where=text("state = 'open'"),
-    ).ddl_if(dialect=("postgresql", "sqlite"))  # type: ignore[arg-type]  # tuples are documented
+    # Claim index, partial where the database has partial indexes (``ClaimIndex``).
+    partial = claim_backends(ClaimIndex.PARTIAL)
+    ready = {f"{backend}_where": text("state = 'open'") for backend in partial}
+    Index(f"{p}job_claim_idx", job.c.run_at, job.c.id, **ready).ddl_if(
+        dialect=partial  # type: ignore[arg-type]  # tuples are documented
+    )
     Index(f"{p}job_claim_idx", job.c.state, job.c.run_at, job.c.id).ddl_if(
-        dialect=("mysql", "mariadb", "mssql")  # type: ignore[arg-type]  # tuples are documented
+        dialect=claim_backends(ClaimIndex.STATE_FIRST)  # type: ignore[arg-type]  # documented
     )
     # Leases to reap, stats windows and cleanup: (state, finished_at) / (state, locked_until).
     Index(f"{p}job_state_finished_idx", job.c.state, job.c.finished_at)
@@ -208,7 +234,7 @@ def build_tables(prefix: str = "", *, charset_everywhere: bool = True) -> Tables
         f"{p}scheduled_runs",
         md,
         Column("id", ID_TYPE, primary_key=True, autoincrement=True),
-        Column("job_name", exact_string(200), nullable=False),
+        Column("job_name", exact(200), nullable=False),
         Column("scheduled_for", UTCDateTime(), nullable=False),
         Column("enqueued_at", UTCDateTime(), nullable=False),
         Column("job_id", ID_TYPE, nullable=True),
@@ -222,7 +248,7 @@ def build_tables(prefix: str = "", *, charset_everywhere: bool = True) -> Tables
     leases = Table(
         f"{p}job_leases",
         md,
-        Column("name", exact_string(200), primary_key=True),
+        Column("name", exact(200), primary_key=True),
         Column("holder", string(255), nullable=False),
         Column("expires_at", UTCDateTime(), nullable=False),
         **options,
@@ -230,7 +256,7 @@ def build_tables(prefix: str = "", *, charset_everywhere: bool = True) -> Tables
     side_effects = Table(
         f"{p}side_effects",
         md,
-        Column("key", exact_string(255), primary_key=True),
+        Column("key", exact(255), primary_key=True),
         Column("status", string(16), nullable=False),
         Column("holder", string(255), nullable=True),
         Column("job_id", ID_TYPE, nullable=True),
@@ -254,7 +280,7 @@ def build_tables(prefix: str = "", *, charset_everywhere: bool = True) -> Tables
         md,
         Column("id", ID_TYPE, primary_key=True, autoincrement=True),
         Column("job_id", ID_TYPE, nullable=False),
-        Column("kind", exact_string(200), nullable=False),
+        Column("kind", exact(200), nullable=False),
         Column("attempt", Integer, nullable=False),
         Column("worker", string(255), nullable=False),
         Column("started_at", UTCDateTime(), nullable=False),

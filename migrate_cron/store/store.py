@@ -1,6 +1,6 @@
 """``Store``: every named operation on the queue, composed from one module per concern.
 
-A dialect (``postgresql.py``, ``mysql.py``, ``sqlite.py``) subclasses ``Store`` and overrides
+A database's Store (``dialects/*_store.py``) subclasses ``Store`` and overrides
 only the hooks declared in ``base.py``. Reading the data layer of one table means reading one
 file: ``jobs.py`` (the job table), ``runs.py`` (scheduled_runs), ``leases.py``, ``admin.py``
 (operator changes and history), ``status.py`` (the read model of ``status``/``metrics``) and
