@@ -61,7 +61,8 @@ def normalize_url(url: str) -> str:
 
 
 def _sqlalchemy_hosts(rest: str) -> str:
-    """A URL's host list (``Dialect.host_list``) (a primary and its replicas) in the form SQLAlchemy reads.
+    """A URL's host list (a primary and its replicas, ``Dialect.host_list``) in the form
+    SQLAlchemy reads.
 
     libpq takes ``h1:p1,h2:p2`` after the ``@`` or in ``host=``; SQLAlchemy takes neither
     (verified, SQLAlchemy 2.1 with psycopg 3: the first fails to parse its port, the second

@@ -76,9 +76,7 @@ def open_store(database_url: str, table_prefix: str = "", use: Use | None = None
     from migrate_cron.store.timeouts import Use
 
     s = settings(database_url, table_prefix)
-    return _open(
-        s.database_url, prefix=s.table_prefix, use=use or Use.QUICK, sqlite_must_exist=True
-    )
+    return _open(s.database_url, prefix=s.table_prefix, use=use or Use.QUICK, file_must_exist=True)
 
 
 def stderr_console() -> Console:

@@ -21,6 +21,7 @@ from migrate_cron.cli.common import (
     reflow,
 )
 from migrate_cron.config import DEFAULT_REGISTRY
+from migrate_cron.store.dialects import backend_names
 
 if TYPE_CHECKING:
     from migrate_cron.generate.revision import WrittenRevision
@@ -38,12 +39,8 @@ def register(app: typer.Typer) -> None:
     app.add_typer(generate_app, name="generate")
 
 
-class Dialect(StrEnum):
-    postgresql = "postgresql"
-    mysql = "mysql"
-    mariadb = "mariadb"
-    sqlite = "sqlite"
-    mssql = "mssql"
+#: ``--dialect`` choices: the databases of ``store.dialects.DIALECTS``.
+Dialect = StrEnum("Dialect", [(name, name) for name in backend_names()])  # type: ignore[misc]
 
 
 ConfigFile = Annotated[

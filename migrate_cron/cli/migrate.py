@@ -375,12 +375,9 @@ def _cron_url(url: str) -> str:
             "?read_default_file=/home/USER/.my.cnf), or pass --url-from-env and set "
             "MIGRATE_CRON_DATABASE_URL for cron yourself"
         )
-    if parsed.get_backend_name() == "sqlite":
-        db = parsed.database or ""
-        if not db or db == ":memory:" or db.startswith("file:"):
-            raise UsageError("an in-memory SQLite database cannot be shared with cron")
-        parsed = parsed.set(database=str(Path(db).resolve()))
-    return parsed.render_as_string(hide_password=False)
+    from migrate_cron.store.engine import absolute_file
+
+    return str(absolute_file(parsed).render_as_string(hide_password=False))
 
 
 def _check_database(url: str, prefix: str, name: str, to: str) -> None:

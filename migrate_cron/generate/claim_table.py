@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from migrate_cron.generate.revision import (
-    DIALECT_IMPORTS,
     DIALECTS,
     ENV_DIR,
     Revision,
@@ -30,6 +29,7 @@ from migrate_cron.generate.revision import (
     _body,
     _index_dialects,
     _render_ops,
+    dialect_imports,
     write_revision,
 )
 
@@ -78,7 +78,7 @@ def render_claim_revision(spec: TableSpec) -> Revision:
         previous=None,
         upgrades=_body(up),
         downgrades=_body(down),
-        imports=DIALECT_IMPORTS,
+        imports=dialect_imports(),
         table_names=(spec.table,),
     )
 

@@ -106,9 +106,9 @@ def script_location(prefix: str) -> Iterator[Path]:
 
 
 def current(url: str, prefix: str) -> SchemaState:
-    from migrate_cron.store.engine import missing_sqlite_file
+    from migrate_cron.store.engine import missing_file
 
-    if missing_sqlite_file(url) is not None:  # reading must not create the file
+    if missing_file(url) is not None:  # reading must not create the file
         return _absent(url, prefix)
     before, _ = _run(url, prefix, None)
     return before
@@ -136,9 +136,9 @@ def downgrade(url: str, prefix: str, revision: str = "-1") -> tuple[SchemaState,
     """Undo our revision(s) down to ``revision`` (``base`` drops the tables)."""
     from alembic import command
 
-    from migrate_cron.store.engine import missing_sqlite_file
+    from migrate_cron.store.engine import missing_file
 
-    if missing_sqlite_file(url) is not None:
+    if missing_file(url) is not None:
         state = _absent(url, prefix)
         return state, state
 
@@ -206,9 +206,9 @@ def init_conflict(url: str, prefix: str) -> str | None:
     there. None when they are not, or when the database cannot be read (then the upgrade
     itself will say why). A SQLite file that does not exist is not created to find out."""
     from migrate_cron.errors import DatabaseUnavailable
-    from migrate_cron.store.engine import missing_sqlite_file
+    from migrate_cron.store.engine import missing_file
 
-    if missing_sqlite_file(url) is not None:
+    if missing_file(url) is not None:
         return None
     try:
         state = current(url, prefix)

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from migrate_cron.errors import ConfigError, UsageError
+from migrate_cron.store.dialects import backend_names, driver_defaults, known
 
 if TYPE_CHECKING:
     from alembic.operations import ops
@@ -70,20 +71,46 @@ STEPS = (
     Step(3, "add migrate-cron job_attempts history", lambda t: [t.attempts], True),
     Step(4, "convert migrate-cron text columns to utf8mb4", lambda t: [], converts=_all_tables),
 )
-#: The MySQL-family dialects step 4 converts on (each with its own collation names).
-CONVERTED_DIALECTS = ("mysql", "mariadb")
+#: The databases step 4 converts on: those stating a collation (each its own names).
+CONVERTED_DIALECTS = tuple(
+    backend for d in known() for backend in d.backends if backend in d.collations
+)
 SCHEMA_VERSION = STEPS[-1].version
 MESSAGE = STEPS[0].message
-DIALECTS = ("postgresql", "mysql", "mariadb", "sqlite", "mssql")
-# Module-level names the rendered code needs, and the import that binds each.
-REQUIRED_IMPORTS = {
-    "op": "from alembic import op",
-    "sa": "import sqlalchemy as sa",
-    "mssql": "from sqlalchemy.dialects import mssql",
-    "mysql": "from sqlalchemy.dialects import mysql",
-    "postgresql": "from sqlalchemy.dialects import postgresql",
-}
-DIALECT_IMPORTS = "from sqlalchemy.dialects import mssql, mysql, postgresql"
+#: ``--dialect`` choices: every database of ``store.dialects.DIALECTS``, render-only included.
+DIALECTS = tuple(backend_names())
+
+
+def _type_modules() -> list[str]:
+    """SQLAlchemy's dialect modules the rendered column types come from (``mysql.VARCHAR`` …)."""
+    from migrate_cron.store.schema import column_variants
+
+    found = set()
+    for types in column_variants().values():
+        for part, made in types.items():
+            if part == "table_options":
+                continue
+            typed = made(1) if part == "string" else made() if part == "text" else made
+            module = type(typed).__module__.split(".")
+            if module[:2] == ["sqlalchemy", "dialects"]:
+                found.add(module[2])
+    return sorted(found)
+
+
+def required_imports() -> dict[str, str]:
+    """Module-level names the rendered code needs, and the import that binds each."""
+    return {
+        "op": "from alembic import op",
+        "sa": "import sqlalchemy as sa",
+        **{name: f"from sqlalchemy.dialects import {name}" for name in _type_modules()},
+    }
+
+
+def dialect_imports() -> str:
+    """The import line of the dialect modules the rendered types come from."""
+    return f"from sqlalchemy.dialects import {', '.join(_type_modules())}"
+
+
 ENV_DIR = Path(__file__).with_name("alembic_env")
 _INDENT = "    "
 
@@ -159,7 +186,7 @@ def render_revision(prefix: str = "", version: int = 1) -> Revision:
         previous=revision_id(prefix, step.version - 1) if step.version > 1 else None,
         upgrades=_body(up),
         downgrades=_body(down),
-        imports=DIALECT_IMPORTS,
+        imports=dialect_imports(),
         table_names=tuple(table.name for table in ordered),
     )
 
@@ -207,7 +234,7 @@ def _alter_clauses(old: Table, new: Table, dialect_name: str) -> list[str]:
     from sqlalchemy.engine import make_url
     from sqlalchemy.schema import CreateColumn
 
-    dialect = make_url(f"{dialect_name}+pymysql://").get_dialect()()
+    dialect = make_url(f"{driver_defaults()[dialect_name]}://").get_dialect()()
     changes = []
     for column in new.c:
         before = str(CreateColumn(old.c[column.name]).compile(dialect=dialect))
@@ -263,12 +290,19 @@ def _render_ops(op_list: list[ops.MigrateOperation]) -> list[str]:
     from alembic.operations import ops
     from alembic.runtime.migration import MigrationContext
 
-    # A PostgreSQL context makes Alembic render JSONB(astext_type=sa.Text()) qualified;
-    # the generic one writes a bare ``Text()`` that would fail at import.
-    context = MigrationContext.configure(dialect_name="postgresql")
+    # The context of the database with its own payload type (JSONB) makes Alembic render
+    # JSONB(astext_type=sa.Text()) qualified; the generic one writes a bare ``Text()`` that
+    # would fail at import.
+    context = MigrationContext.configure(dialect_name=_payload_backend())
     code = render_python_code(ops.UpgradeOps(ops=op_list), migration_context=context)
     lines = textwrap.dedent(_INDENT + code).splitlines()
     return [line for line in lines if line.strip() and not line.startswith("# ###")]
+
+
+def _payload_backend() -> str:
+    from migrate_cron.store.schema import column_variants
+
+    return next(b for b, types in column_variants().items() if "payload" in types)
 
 
 def _body(lines: list[str]) -> str:
@@ -408,7 +442,7 @@ def _ensure_imports(path: Path) -> None:
         if isinstance(node, ast.Import | ast.ImportFrom):
             bound.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
             last_import_line = node.end_lineno or node.lineno
-    missing = [stmt for name, stmt in REQUIRED_IMPORTS.items() if name not in bound]
+    missing = [stmt for name, stmt in required_imports().items() if name not in bound]
     if not missing:
         return
     lines = source.splitlines(keepends=True)

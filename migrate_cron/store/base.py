@@ -4,8 +4,8 @@ The operations live in one module per table or concern (``jobs``, ``runs``, ``ad
 ``leases``, ``status``) and are composed into ``Store`` in ``store.py``. What differs per
 dialect — "now" on the server's clock, claiming with SKIP LOCKED, insert-if-absent, wake-ups,
 the few status expressions — is a named hook here that each database's Store subclass
-(``dialects/*_store.py``) overrides; capabilities are properties (``supports_listen``) that the loops ask,
-so no code outside ``store/`` needs to know which dialect is underneath.
+(``dialects/*_store.py``) overrides; capabilities are properties (``supports_listen``) that
+the loops ask, so no code outside ``store/`` needs to know which dialect is underneath.
 
 Guarantees every implementation keeps (checked by ``tests/contract``):
 - A claimed job is owned by exactly one worker (``locked_by``) until its lease ends.
@@ -49,8 +49,8 @@ from migrate_cron.store.models import (
 from migrate_cron.store.schema import Tables, UTCDateTime, build_tables
 
 if TYPE_CHECKING:
-    from migrate_cron.store.slot_write import SlotWrite
     from migrate_cron.store.rows import RowClaim
+    from migrate_cron.store.slot_write import SlotWrite
 
 DEFAULT_MAX_ATTEMPTS = 5
 

@@ -55,9 +55,7 @@ class DirectWriter:
     """``enqueue_run`` and ``dispose``, as the producer uses a Store; one connection, opened
     on first use and kept for the spool's replays and the slot."""
 
-    def __init__(
-        self, url: str, dialect: Dialect, connect: Callable[[], Any], prefix: str
-    ) -> None:
+    def __init__(self, url: str, dialect: Dialect, connect: Callable[[], Any], prefix: str) -> None:
         from migrate_cron.config import validate_prefix
 
         self.url = url

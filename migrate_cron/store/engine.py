@@ -60,7 +60,27 @@ def missing_file(url: str) -> str | None:
     return None if path is None or os.path.exists(path) else str(path)
 
 
-def make_engine(url: str, use: Use = Use.LONG, *, file_must_exist: bool = False, **kwargs: Any) -> Engine:
+def absolute_file(parsed: Any) -> Any:
+    """A parsed URL with an embedded database's file path made absolute (cron runs in HOME);
+    ``UsageError`` for an in-memory one, which no other process can reach. Other URLs, and
+    databases the table does not know (``make_engine`` says so later), as they are."""
+    from pathlib import Path
+
+    try:
+        dialect = dialect_of(parsed)
+    except UsageError:
+        return parsed
+    if not dialect.embedded_file:
+        return parsed
+    db = parsed.database or ""
+    if not db or db == ":memory:" or db.startswith("file:"):
+        raise UsageError(f"an in-memory {dialect.title} database cannot be shared with cron")
+    return parsed.set(database=str(Path(db).resolve()))
+
+
+def make_engine(
+    url: str, use: Use = Use.LONG, *, file_must_exist: bool = False, **kwargs: Any
+) -> Engine:
     """Create an engine for ``url`` with its dialect's recipe and ``use``'s time limits; a
     database ``DIALECTS`` does not know is refused (``UsageError``).
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from migrate_cron.store.dialects import DIALECTS
 
+
 def first_line(error: BaseException) -> str:
     """The error's first line, or its class name when it has no text."""
     text = str(error).strip()

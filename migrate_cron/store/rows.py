@@ -57,9 +57,9 @@ from sqlalchemy.sql.expression import TableClause
 
 from migrate_cron.errors import ConfigError, SchemaMissing
 from migrate_cron.store.base import Listener, storable
+from migrate_cron.store.dialects import ClaimIndex
 from migrate_cron.store.fence import FenceColumns, not_recorded
 from migrate_cron.store.models import AttemptRun, Job, JobState, ReapResult
-from migrate_cron.store.dialects import ClaimIndex
 from migrate_cron.store.schema import (
     TIMESTAMP_TYPE,
     UTCDateTime,

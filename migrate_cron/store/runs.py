@@ -24,11 +24,11 @@ from sqlalchemy.exc import IntegrityError
 from migrate_cron.store.base import DEFAULT_MAX_ATTEMPTS, aware
 from migrate_cron.store.jobs import JobOps
 from migrate_cron.store.keys import slot_ref
-from migrate_cron.store.slot_write import SlotWrite, SqlAlchemyCursor
 from migrate_cron.store.models import (
     JobState,
     RunResult,
 )
+from migrate_cron.store.slot_write import SlotWrite, SqlAlchemyCursor
 
 
 class RunOps(JobOps):

@@ -176,7 +176,7 @@ def build_tables(prefix: str = "", *, charset_everywhere: bool = True) -> Tables
     md = MetaData()
     p = prefix
     types = column_variants()
-    ID_TYPE = id_type(types)  # noqa: N806  (reads as the column type it is)
+    ID_TYPE = id_type(types)
 
     def exact(length: int) -> String:
         return exact_string(length, types)
@@ -216,7 +216,7 @@ def build_tables(prefix: str = "", *, charset_everywhere: bool = True) -> Tables
     )
     # Claim index, partial where the database has partial indexes (``ClaimIndex``).
     partial = claim_backends(ClaimIndex.PARTIAL)
-    ready = {f"{backend}_where": text("state = 'open'") for backend in partial}
+    ready: dict[str, Any] = {f"{backend}_where": text("state = 'open'") for backend in partial}
     Index(f"{p}job_claim_idx", job.c.run_at, job.c.id, **ready).ddl_if(
         dialect=partial  # type: ignore[arg-type]  # tuples are documented
     )

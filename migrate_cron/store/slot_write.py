@@ -27,7 +27,8 @@ class Cursor(Protocol):
     """What the write needs of a connection: a DB-API cursor's ``execute``, ``fetchone`` and
     ``lastrowid``."""
 
-    lastrowid: Any
+    @property
+    def lastrowid(self) -> Any: ...
 
     def execute(self, sql: str, params: Any = ..., /) -> Any: ...
 
@@ -75,9 +76,9 @@ class SlotWrite:
         kind = kind or job_name
         slot = slot.astimezone(UTC)
         at = self.bind(slot)
-        if skip_if_running and outcome == "enqueued":
-            if _fetch(cur, sql.running, (kind, *self._now())) is not None:
-                outcome = "skipped"
+        busy = skip_if_running and outcome == "enqueued"
+        if busy and _fetch(cur, sql.running, (kind, *self._now())) is not None:
+            outcome = "skipped"
         run_id = self._insert(cur, sql.insert_run, (job_name, at, *self._now(), outcome))
         if run_id is None:
             job_id, was = _fetch(cur, sql.existing_run, (job_name, at))

@@ -14,7 +14,6 @@ from importlib import import_module
 from types import ModuleType
 from typing import Any
 
-
 #: The execution option of a read-only transaction (``StoreBase.transaction``): a recipe may
 #: begin it differently (SQLite: a plain BEGIN, not BEGIN IMMEDIATE).
 READONLY_OPTION = "migrate_cron_readonly"

@@ -53,6 +53,7 @@ STATEMENTS = Statements(
     server_now=None,
 )
 
+
 def column_types() -> dict[str, dict[str, Any]]:
     """Per backend: the column types that differ from the portable ones (``schema.py``).
     SQLite's rowid alias must be INTEGER (a BIGINT key would not be filled in)."""
