@@ -51,7 +51,7 @@ def column_variants() -> dict[str, dict[str, Any]]:
     ``table_options``."""
     variants: dict[str, dict[str, Any]] = {}
     for dialect in DIALECTS.values():
-        variants.update(dialect.recipe().column_types())
+        variants.update(dialect.recipe().column_types(dialect))
     return variants
 
 

@@ -97,8 +97,9 @@ class Dialect:
     title: str
     #: SQLAlchemy's names of the database (``engine.dialect.name``) this entry serves.
     backends: tuple[str, ...]
-    #: The module holding its recipe: ``make_engine``, ``column_types``, ``connector`` (for
-    #: the direct writer) and ``STATEMENTS``.
+    #: The module holding its recipe: ``make_engine``, ``column_types`` (given this entry),
+    #: ``connector`` and ``BEGIN`` (for the direct writer) and ``STATEMENTS``. Another entry
+    #: may share it (a flavour of the same database under another name).
     module: str
     #: ``module:Class`` of its ``Store`` subclass; None: a database we only render DDL for.
     store: str | None = None

@@ -17,7 +17,8 @@ DIALECT = Dialect(
 )
 
 
-def column_types() -> dict[str, dict[str, Any]]:
+def column_types(dialect: Dialect) -> dict[str, dict[str, Any]]:
     from sqlalchemy.dialects import mssql
 
-    return {"mssql": {"timestamp": mssql.DATETIME2(precision=6)}}  # type: ignore[no-untyped-call]
+    stamp = mssql.DATETIME2(precision=6)  # type: ignore[no-untyped-call]
+    return {backend: {"timestamp": stamp} for backend in dialect.backends}

@@ -67,7 +67,7 @@ BEGIN = None
 _PARAMS = frozenset({"charset"})
 
 
-def column_types() -> dict[str, dict[str, Any]]:
+def column_types(dialect: Dialect) -> dict[str, dict[str, Any]]:
     """Per backend: microsecond DATETIMEs (naive UTC), and every text column in ``utf8mb4``
     with the backend's binary collation (without them a column takes the server's default,
     ``latin1`` on a server started without a config, and a job that printed ``✓`` could not be
@@ -81,7 +81,7 @@ def column_types() -> dict[str, dict[str, Any]]:
             "text": lambda c=collation: mysql.TEXT(charset=CHARSET, collation=c),
             "table_options": {f"{backend}_charset": CHARSET, f"{backend}_collate": collation},
         }
-        for backend, collation in COLLATIONS.items()
+        for backend, collation in dialect.collations.items()
     }
 
 

@@ -67,11 +67,11 @@ _PARAMS = frozenset(
 )  # fmt: skip
 
 
-def column_types() -> dict[str, dict[str, Any]]:
+def column_types(dialect: Dialect) -> dict[str, dict[str, Any]]:
     """The payload is JSONB (indexable, compact)."""
     from sqlalchemy.dialects import postgresql
 
-    return {"postgresql": {"payload": postgresql.JSONB()}}
+    return {backend: {"payload": postgresql.JSONB()} for backend in dialect.backends}
 
 
 def make_engine(url: str, parsed: Any, bound: Any, kwargs: dict[str, Any]) -> Any:

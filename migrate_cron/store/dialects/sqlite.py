@@ -54,12 +54,12 @@ STATEMENTS = Statements(
 )
 
 
-def column_types() -> dict[str, dict[str, Any]]:
+def column_types(dialect: Dialect) -> dict[str, dict[str, Any]]:
     """Per backend: the column types that differ from the portable ones (``schema.py``).
     SQLite's rowid alias must be INTEGER (a BIGINT key would not be filled in)."""
     from sqlalchemy import Integer
 
-    return {backend: {"id": Integer()} for backend in DIALECT.backends}
+    return {backend: {"id": Integer()} for backend in dialect.backends}
 
 
 def _setup(dbapi_conn: Any) -> None:
