@@ -36,6 +36,7 @@ from typing import Any
 from migrate_cron.config import mask_url, normalize_url
 from migrate_cron.errors import DatabaseUnavailable, SchemaMissing
 from migrate_cron.store.dialects import DIALECTS, Dialect
+from migrate_cron.store.dialects.urls import Unsupported
 from migrate_cron.store.faults import (
     dbapi_class,
     first_line,
@@ -45,9 +46,7 @@ from migrate_cron.store.faults import (
 from migrate_cron.store.results import RunResult
 from migrate_cron.store.slot_write import SlotWrite
 
-
-class Unsupported(Exception):
-    """This call needs the Store (nothing was written)."""
+__all__ = ["DirectWriter", "Unsupported", "open_writer"]
 
 
 # --------------------------------------------------------------------------- the writer
@@ -161,20 +160,3 @@ def open_writer(url: str, prefix: str) -> DirectWriter:
         if scheme in dialect.direct_schemes:
             return DirectWriter(typed, dialect, dialect.recipe().connector(rest), prefix)
     raise Unsupported(scheme)
-
-
-def check_params(
-    query: str, known: frozenset[str], repeatable: frozenset[str] = frozenset()
-) -> list[tuple[str, str]]:
-    """The query's (name, value) pairs; ``Unsupported`` unless each name is ``known`` and
-    given once (``repeatable`` ones: any number of times)."""
-    from urllib.parse import parse_qsl
-
-    try:
-        pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
-    except ValueError:
-        raise Unsupported("query string") from None
-    names = [k for k, _ in pairs if k not in repeatable]
-    if len(set(names)) != len(names) or not {k for k, _ in pairs} <= known:
-        raise Unsupported("query parameter")
-    return pairs

@@ -92,7 +92,7 @@ def make_engine(
     except Exception as exc:  # sqlalchemy.exc.ArgumentError
         raise UsageError(f"cannot parse database URL {mask_url(url)!r}: {exc}") from None
     dialect = dialect_of(parsed)
-    engine: Engine = dialect.recipe().make_engine(url, parsed, limits(use), kwargs)
+    engine: Engine = dialect.recipe().make_engine(url, parsed, limits(use), kwargs, server_engine)
     if file_must_exist and dialect.embedded_file:
         _refuse_missing_file(engine, url)
     return engine

@@ -9,6 +9,15 @@ and exits with the same code whichever wrote the slot. Standard library only.
 from __future__ import annotations
 
 from migrate_cron.store.dialects import DIALECTS
+from migrate_cron.store.dialects.postgresql import read_only_server
+
+__all__ = [
+    "dbapi_class",
+    "first_line",
+    "names_missing_table",
+    "read_only_server",
+    "refuses_value",
+]
 
 
 def first_line(error: BaseException) -> str:
@@ -59,17 +68,3 @@ def dbapi_class(error: BaseException) -> str | None:
         if cls.__name__ in _DBAPI_CLASSES:
             return cls.__name__
     return None
-
-
-#: SQLSTATE ``read_only_sql_transaction``: what PostgreSQL answers a write on a hot standby.
-_READ_ONLY_SQLSTATE = "25006"
-
-
-def read_only_server(error: BaseException) -> bool:
-    """Whether ``error`` (a driver's, or SQLAlchemy's wrapping one) says the server takes no
-    writes: a session on a server that is not the primary — after a failover, a host name or
-    virtual IP that still leads to the old primary, now a replica ("cannot execute UPDATE in a
-    read-only transaction"). Such a session is as good as a lost one: the caller reconnects
-    (``target_session_attrs=read-write`` then finds the primary) and retries as in an outage."""
-    orig = getattr(error, "orig", None) or error
-    return getattr(orig, "sqlstate", None) == _READ_ONLY_SQLSTATE

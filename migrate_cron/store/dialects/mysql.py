@@ -96,8 +96,10 @@ def utf8mb4_charset(asked: Any) -> str:
     return CHARSET
 
 
-def make_engine(url: str, parsed: Any, bound: Any, kwargs: dict[str, Any]) -> Any:
-    from migrate_cron.store.engine import server_engine
+def make_engine(
+    url: str, parsed: Any, bound: Any, kwargs: dict[str, Any], server_engine: Any
+) -> Any:
+    """The engine: our options, then ``server_engine`` (``engine.py``'s common part)."""
 
     connect_args = dict(kwargs.pop("connect_args", {}))
     kwargs.setdefault("isolation_level", "READ COMMITTED")
@@ -133,7 +135,7 @@ def connector(rest: str) -> Callable[[], Any]:
     from urllib.parse import parse_qsl, unquote
 
     from migrate_cron.store import timeouts
-    from migrate_cron.store.direct import Unsupported, check_params
+    from migrate_cron.store.dialects.urls import Unsupported, check_params
 
     netloc, _, tail = rest.partition("/")
     database, _, query = tail.partition("?")

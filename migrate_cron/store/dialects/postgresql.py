@@ -74,8 +74,10 @@ def column_types(dialect: Dialect) -> dict[str, dict[str, Any]]:
     return {backend: {"payload": postgresql.JSONB()} for backend in dialect.backends}
 
 
-def make_engine(url: str, parsed: Any, bound: Any, kwargs: dict[str, Any]) -> Any:
-    from migrate_cron.store.engine import server_engine
+def make_engine(
+    url: str, parsed: Any, bound: Any, kwargs: dict[str, Any], server_engine: Any
+) -> Any:
+    """The engine: our options, then ``server_engine`` (``engine.py``'s common part)."""
     from migrate_cron.store.timeouts import statement_options
 
     connect_args = dict(kwargs.pop("connect_args", {}))
@@ -100,8 +102,6 @@ def _read_only_means_disconnected(engine: Any) -> None:
     ``DatabaseUnavailable``, which every loop waits out. ``is_disconnect`` is the dialect's
     hook for exactly this decision; the engine's own dialect instance is wrapped, so nothing
     else changes (``DriverStatement`` asks the same hook)."""
-    from migrate_cron.store.faults import read_only_server
-
     dialect = engine.dialect
     own = dialect.is_disconnect
 
@@ -109,6 +109,20 @@ def _read_only_means_disconnected(engine: Any) -> None:
         return bool(own(error, connection, cursor)) or read_only_server(error)
 
     dialect.is_disconnect = is_disconnect
+
+
+#: SQLSTATE ``read_only_sql_transaction``: what PostgreSQL answers a write on a hot standby.
+_READ_ONLY_SQLSTATE = "25006"
+
+
+def read_only_server(error: BaseException) -> bool:
+    """Whether ``error`` (a driver's, or SQLAlchemy's wrapping one) says the server takes no
+    writes: a session on a server that is not the primary — after a failover, a host name or
+    virtual IP that still leads to the old primary, now a replica ("cannot execute UPDATE in a
+    read-only transaction"). Such a session is as good as a lost one: the caller reconnects
+    (``target_session_attrs=read-write`` then finds the primary) and retries as in an outage."""
+    orig = getattr(error, "orig", None) or error
+    return getattr(orig, "sqlstate", None) == _READ_ONLY_SQLSTATE
 
 
 def connector(rest: str) -> Callable[[], Any]:
@@ -119,7 +133,7 @@ def connector(rest: str) -> Callable[[], Any]:
     SQLAlchemy's form, which ``config.normalize_url`` makes of libpq's) go to libpq as its own
     host list."""
     from migrate_cron.store import timeouts
-    from migrate_cron.store.direct import Unsupported, check_params
+    from migrate_cron.store.dialects.urls import Unsupported, check_params
 
     location, _, query = rest.partition("?")
     port = location.partition("/")[0].rpartition("@")[2].partition(":")[2]
@@ -155,7 +169,7 @@ def _libpq_host_list(location: str, hosts: list[str], rest: list[tuple[str, str]
     ``host=h1,h2 port=p1,p2`` — each host keeps its port, tried in order."""
     from urllib.parse import quote, urlencode
 
-    from migrate_cron.store.direct import Unsupported
+    from migrate_cron.store.dialects.urls import Unsupported
 
     userinfo, at, hostport = location.partition("/")[0].rpartition("@")
     path = location.partition("/")[2]

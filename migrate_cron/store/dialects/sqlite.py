@@ -72,7 +72,9 @@ def _setup(dbapi_conn: Any) -> None:
     cur.close()
 
 
-def make_engine(url: str, parsed: Any, bound: Any, kwargs: dict[str, Any]) -> Any:
+def make_engine(
+    url: str, parsed: Any, bound: Any, kwargs: dict[str, Any], server_engine: Any
+) -> Any:
     """The SQLAlchemy engine (no pool sizes, no network timeouts: a local file)."""
     from sqlalchemy import create_engine, event
 
@@ -107,7 +109,7 @@ def file_path(parsed: Any) -> str | None:
 def connector(rest: str) -> Callable[[], Any]:
     """The direct writer's connection for ``sqlite:///relative`` or ``sqlite:////absolute``:
     a file, no query, no escapes (else ``Unsupported``), set up as the engine's."""
-    from migrate_cron.store.direct import Unsupported
+    from migrate_cron.store.dialects.urls import Unsupported
 
     path = rest[1:] if rest.startswith("/") else ""
     if not path or path == ":memory:" or any(c in path for c in "?%"):
