@@ -14,7 +14,7 @@ from sqlalchemy.engine import make_url
 
 from migrate_cron.errors import DatabaseUnavailable, DataRefused, SchemaMissing
 from migrate_cron.store import Store, open_store
-from migrate_cron.store.postgresql import PostgresStore
+from migrate_cron.store.dialects.postgresql_store import PostgresStore
 
 
 def _rows(store: Store, ids: list[int]) -> list[dict[str, Any]]:
