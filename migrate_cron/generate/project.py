@@ -88,6 +88,15 @@ def _has_alembic_table(path: Path) -> bool:
     return "alembic" in data.get("tool", {})
 
 
+def dialect_lines() -> dict[str, str]:
+    """The ini values env.py reads instead of naming databases itself: the default URL and
+    ``scheme=scheme+driver`` pairs, from the dialect table."""
+    from migrate_cron.store.dialects import DEFAULT_DATABASE_URL, driver_defaults
+
+    drivers = " ".join(f"{typed}={full}" for typed, full in driver_defaults().items())
+    return {"default_url": DEFAULT_DATABASE_URL, "drivers": drivers}
+
+
 def init_project(cwd: Path, directory: Path, config_file: Path | None, prefix: str) -> Path:
     """Create a working Alembic environment in ``directory`` and its alembic.ini.
 
@@ -114,6 +123,7 @@ def init_project(cwd: Path, directory: Path, config_file: Path | None, prefix: s
             script_location=f"%(here)s/{relative}",
             table_prefix=prefix,
             version_table="alembic_version",
+            **dialect_lines(),
         ),
         encoding="utf-8",
     )

@@ -7,7 +7,11 @@ repository, and as the env.py of a project created by
 history keeps working where migrate-cron is not installed.
 
 Database URL, the first one set: ``alembic -x database_url=...``, ``sqlalchemy.url`` in the
-ini file, the ``MIGRATE_CRON_DATABASE_URL`` environment variable, ``sqlite:///migrate-cron.db``.
+ini file, the ``MIGRATE_CRON_DATABASE_URL`` environment variable, the ini's
+``migrate_cron_default_url``. A driverless URL gets the driver the ini's
+``migrate_cron_drivers`` names for its scheme: both lines are written from migrate-cron's
+dialect table (``store/dialects``) when ``--init`` makes the ini, so this file spells no
+database.
 """
 
 from __future__ import annotations
@@ -27,13 +31,13 @@ if config.config_file_name is not None:
 # proposing to drop the migrate-cron tables, which have their own revision.
 target_metadata = None
 
-# Driverless URLs would select drivers migrate-cron does not install (psycopg2, mysqlclient).
-_DRIVERS = {
-    "postgresql": "postgresql+psycopg",
-    "postgres": "postgresql+psycopg",
-    "mysql": "mysql+pymysql",
-    "mariadb": "mariadb+pymysql",
-}
+# Driverless URLs would select drivers migrate-cron does not install (psycopg2, mysqlclient):
+# ``scheme=scheme+driver`` pairs, separated by spaces.
+_DRIVERS = dict(
+    pair.split("=", 1)
+    for pair in (config.get_main_option("migrate_cron_drivers") or "").split()
+    if "=" in pair
+)
 _PREFIX = config.get_main_option("migrate_cron_table_prefix") or ""
 MIGRATE_CRON_TABLES = frozenset(
     f"{_PREFIX}{name}"
@@ -60,8 +64,13 @@ def database_url() -> str:
         context.get_x_argument(as_dictionary=True).get("database_url")
         or config.get_main_option("sqlalchemy.url")
         or os.environ.get("MIGRATE_CRON_DATABASE_URL")
-        or "sqlite:///migrate-cron.db"
+        or config.get_main_option("migrate_cron_default_url")
     )
+    if not url:
+        raise SystemExit(
+            "no database URL: give -x database_url=..., sqlalchemy.url in the ini, or "
+            "MIGRATE_CRON_DATABASE_URL"
+        )
     scheme, sep, rest = url.partition("://")
     return f"{_DRIVERS.get(scheme, scheme)}{sep}{rest}"
 
