@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -42,11 +42,12 @@ def format_line(event: str, fields: dict[str, Any], *, json_lines: bool) -> str:
 
 
 #: The loggers of the libraries under a long-running process whose warnings it writes into
-#: its own log: the store's (``store/reset.py``), SQLAlchemy's (its pool logs an error with
-#: the whole traceback when it cannot reset a connection the server closed) and the drivers'
-#: (psycopg warns "error ignored terminating <Pipeline …>" when the server goes away inside
-#: a pipeline; without a handler Python's last resort wrote it bare to stderr).
-LIBRARY_LOGGERS = ("migrate_cron.store", "sqlalchemy", "psycopg", "pymysql")
+#: its own log: the store's (``store/reset.py``) and SQLAlchemy's (its pool logs an error with
+#: the whole traceback when it cannot reset a connection the server closed). The caller adds
+#: the drivers' (``store.dialects.driver_loggers``): psycopg warns "error ignored terminating
+#: <Pipeline …>" when the server goes away inside a pipeline, and without a handler Python's
+#: last resort wrote it bare to stderr.
+LIBRARY_LOGGERS = ("migrate_cron.store", "sqlalchemy")
 #: The event their lines carry.
 LIBRARY_EVENT = "db-connection"
 
@@ -73,11 +74,12 @@ class _EventLines(logging.Handler):
             self.handleError(record)
 
 
-def route_library_logs(event: Callable[[str, str], None]) -> None:
-    """Send the warnings of ``LIBRARY_LOGGERS`` to ``event`` (a log's ``event(name,
-    message)``), and nowhere else: a user's log gets one line, never a traceback."""
+def route_library_logs(event: Callable[[str, str], None], more: Iterable[str] = ()) -> None:
+    """Send the warnings of ``LIBRARY_LOGGERS`` and of the loggers named in ``more`` to
+    ``event`` (a log's ``event(name, message)``), and nowhere else: a user's log gets one
+    line, never a traceback."""
     handler = _EventLines(event)
-    for name in LIBRARY_LOGGERS:
+    for name in (*LIBRARY_LOGGERS, *more):
         logger = logging.getLogger(name)
         for old in [h for h in logger.handlers if isinstance(h, _EventLines)]:
             logger.removeHandler(old)

@@ -142,6 +142,7 @@ def scheduler(
     from migrate_cron.scheduler.log import SchedulerLog
     from migrate_cron.scheduler.loop import SchedulerLoop
     from migrate_cron.scheduler.scheduler import Scheduler
+    from migrate_cron.store.dialects import driver_loggers
     from migrate_cron.store.timeouts import Use
 
     # An entry's error is that entry's: the others are scheduled, the bad ones said below.
@@ -157,7 +158,7 @@ def scheduler(
     clock = _clock(now, speed, until, once)
     end = _iso(until, "--until") if until else None
     log = SchedulerLog(json_lines=json_logs, quiet=once)
-    route_library_logs(log.event)
+    route_library_logs(log.event, driver_loggers())
     store = open_store(database_url, table_prefix, Use.LOOP)
     try:
         # Fail fast, like the worker: a wrong URL, wrong credentials or missing tables at start

@@ -212,8 +212,9 @@ def _run_table_worker(
 def _run_until_stopped(w: Worker, settings: WorkerSettings, dispose: Callable[[], None]) -> None:
     """Run ``w`` with SIGTERM/SIGINT wired to a graceful stop, bounded in time."""
     from migrate_cron.logline import route_library_logs
+    from migrate_cron.store.dialects import driver_loggers
 
-    route_library_logs(w.log.event)
+    route_library_logs(w.log.event, driver_loggers())
     bound = settings.grace + settings.kill_grace + SHUTDOWN_SLACK
 
     armed: list[bool] = []  # a plain list: a handler must not take an Event's lock

@@ -20,6 +20,7 @@ from migrate_cron.errors import DatabaseUnavailable
 from migrate_cron.logline import LIBRARY_EVENT, LIBRARY_LOGGERS, route_library_logs
 from migrate_cron.store import open_store
 from migrate_cron.store.deadline import Watchdog
+from migrate_cron.store.dialects import driver_loggers
 from migrate_cron.store.timeouts import Limits, Use, limits
 from tests.conftest import fresh_store
 from tests.faults.proxy import StallingProxy, upstream_of, via_proxy
@@ -172,10 +173,10 @@ def test_a_connection_killed_after_its_commit_is_dropped_with_one_line(
 def test_library_warnings_become_one_line_of_the_process_log() -> None:
     """``route_library_logs``: what the worker and the scheduler install."""
     seen: list[tuple[str, str]] = []
-    loggers = [logging.getLogger(name) for name in LIBRARY_LOGGERS]
+    loggers = [logging.getLogger(name) for name in (*LIBRARY_LOGGERS, *driver_loggers())]
     before = [(list(lg.handlers), lg.propagate) for lg in loggers]
     try:
-        route_library_logs(lambda event, message: seen.append((event, message)))
+        route_library_logs(lambda event, message: seen.append((event, message)), driver_loggers())
         try:
             raise OSError("Lost connection to MySQL server during query\nsecond line")
         except OSError:

@@ -69,6 +69,12 @@ def host_lists() -> set[str]:
     return {backend for d in DIALECTS.values() if d.host_list for backend in d.backends}
 
 
+def driver_loggers() -> tuple[str, ...]:
+    """The drivers' loggers, whose warnings a worker or scheduler writes into its own log
+    (psycopg warns when the server goes away inside a pipeline)."""
+    return tuple(d.driver_logger for d in DIALECTS.values() if d.driver_logger)
+
+
 def driver_defaults() -> dict[str, str]:
     """URL scheme as typed -> the scheme with the driver we install (a driverless URL would
     select one we do not ship: psycopg2, mysqlclient)."""

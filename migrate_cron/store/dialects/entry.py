@@ -105,6 +105,9 @@ class Dialect:
     store: str | None = None
     #: A URL scheme as typed -> the scheme we connect with (the driver we install).
     drivers: Mapping[str, str] = field(default_factory=dict)
+    #: The driver's logger (its warnings go into a long-running process's log, one line each:
+    #: ``logline.route_library_logs``).
+    driver_logger: str | None = None
     #: Schemes (after ``drivers``) the direct writer connects itself.
     direct_schemes: tuple[str, ...] = ()
     #: A URL may list several hosts as libpq does (``h1:p1,h2:p2``: a primary and replicas).

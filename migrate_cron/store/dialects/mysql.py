@@ -35,6 +35,7 @@ DIALECT = Dialect(
     missing_table_markers=("doesn't exist", "1146"),
     store="migrate_cron.store.dialects.mysql_store:MySQLStore",
     drivers={"mysql": "mysql+pymysql", "mariadb": "mariadb+pymysql"},
+    driver_logger="pymysql",
     direct_schemes=("mysql+pymysql", "mariadb+pymysql"),
     claim_index=ClaimIndex.STATE_FIRST,
     stamp=Stamp.NAIVE,

@@ -22,6 +22,7 @@ DIALECT = Dialect(
     missing_table_markers=("does not exist", "undefinedtable"),
     store="migrate_cron.store.dialects.postgresql_store:PostgresStore",
     drivers={"postgresql": "postgresql+psycopg", "postgres": "postgresql+psycopg"},
+    driver_logger="psycopg",
     direct_schemes=("postgresql+psycopg",),
     host_list=True,
     claim_index=ClaimIndex.PARTIAL,
