@@ -29,7 +29,7 @@ from migrate_cron.analysis.planner import PlanItem, plan_jobs
 from migrate_cron.analysis.rules import PER_LINE
 from migrate_cron.analysis.syntax import file_finding, parse_finding
 from migrate_cron.crontab.entry import FILE_IGNORED, CrontabFile, CrontabLine, Kind, Severity
-from migrate_cron.crontab.parser import gc_paused
+from migrate_cron.crontab.gc_pause import gc_paused
 from migrate_cron.crontab.sources import spool_owner
 from migrate_cron.errors import UsageError
 

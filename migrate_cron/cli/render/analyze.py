@@ -40,7 +40,7 @@ def write_report_json(report: Report) -> None:
         write_json(to_json(report))
         return
     from migrate_cron.analysis.report_json import json_chunks
-    from migrate_cron.crontab.parser import gc_paused
+    from migrate_cron.crontab.gc_pause import gc_paused
 
     with gc_paused():
         sys.stdout.writelines(json_chunks(report))
