@@ -24,10 +24,11 @@ from migrate_cron.analysis.cross_rules import (
 )
 from migrate_cron.analysis.finding import Context, Finding, Hit, Rule, RuleId
 from migrate_cron.analysis.job import CronJob, job_identity, make_job
-from migrate_cron.analysis.naming import Naming, name_lines, naming, slug
+from migrate_cron.analysis.naming import Naming, naming, slug
 from migrate_cron.analysis.planner import PlanItem, plan_jobs
 from migrate_cron.analysis.rules import PER_LINE
 from migrate_cron.analysis.syntax import file_finding, parse_finding
+from migrate_cron.analysis.unique_names import name_lines
 from migrate_cron.crontab.entry import FILE_IGNORED, CrontabFile, CrontabLine, Kind, Severity
 from migrate_cron.crontab.gc_pause import gc_paused
 from migrate_cron.crontab.sources import spool_owner
