@@ -10,11 +10,8 @@ import re
 from migrate_cron.analysis.finding import Context, Hit
 from migrate_cron.analysis.job import CronJob
 from migrate_cron.analysis.naming import call_name, job_base_name
-from migrate_cron.analysis.wrappers import (
-    basename,
-    main_call,
-    work_calls,
-)
+from migrate_cron.analysis.work_calls import main_call, work_calls
+from migrate_cron.analysis.wrappers import basename
 
 #: First or last words of a job's name that say it sends something to people.
 _SENDING = frozenset(

@@ -30,7 +30,8 @@ from migrate_cron.analysis.naming_words import (
     VALUED_OPTIONS,
 )
 from migrate_cron.analysis.tree import Redirect, Script, Word, parse
-from migrate_cron.analysis.wrappers import INTERPRETERS, Unwrapped, basename, main_call
+from migrate_cron.analysis.work_calls import main_call
+from migrate_cron.analysis.wrappers import INTERPRETERS, Unwrapped, basename
 
 _STRIP_EXT = re.compile(
     r"\.(?:sh|bash|php|py|pl|rb|js|mjs|ts|lua|tcl|r|service|timer|jar|exe|cgi|csh|ksh|zsh)$",

@@ -6,10 +6,8 @@ from __future__ import annotations
 
 from migrate_cron.analysis.finding import Context, Hit
 from migrate_cron.analysis.job import CronJob
-from migrate_cron.analysis.wrappers import (
-    basename,
-    main_call,
-)
+from migrate_cron.analysis.work_calls import main_call
+from migrate_cron.analysis.wrappers import basename
 from migrate_cron.crontab.entry import Severity
 
 

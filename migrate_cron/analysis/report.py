@@ -228,7 +228,7 @@ def _shell_context(
 ) -> tuple[Context, Finding | None]:
     """ShellCheck's verdicts on every distinct command, once for all files; a finding that
     says so when it could not run (never a silent "clean")."""
-    from migrate_cron.analysis.shell import shellcheck_request
+    from migrate_cron.analysis.shell_rules import shellcheck_request
     from migrate_cron.analysis.shellcheck import check
 
     requests = [

@@ -4,7 +4,7 @@
 This module is their table (the order findings are listed in, each rule's summary and fix);
 the checks live with others that judge the same thing: ``schedule_rules`` (when it runs),
 ``work_rules`` (what the work does), ``output_rules``, ``percent_rule``, ``handover`` and
-``shell`` (how the shell reads the command).
+``shell_rules`` (how the shell reads the command).
 
 Rules look at the command *text* only (never run it) and at the schedule's expanded fields.
 They are deliberately cheap — substring tests guard every regular expression — because
@@ -30,7 +30,19 @@ from migrate_cron.analysis.schedule_rules import (
     check_reboot,
     check_sleep,
 )
-from migrate_cron.analysis.shell import SHELL_RULES
+from migrate_cron.analysis.shell_rules import (
+    check_background,
+    check_bashism,
+    check_comment_command,
+    check_guard,
+    check_pipe_status,
+    check_placeholder,
+    check_redirect_order,
+    check_script_named_program,
+    check_sleep_operands,
+    check_syntax,
+    check_unset,
+)
 from migrate_cron.analysis.work_rules import check_batch, check_framework, check_http, check_lock
 from migrate_cron.crontab.entry import Severity
 
@@ -148,5 +160,87 @@ PER_LINE: tuple[Rule, ...] = (
         "backoff until it succeeds",
         check_handover,
     ),
-    *SHELL_RULES,
+    Rule(
+        RuleId.BASHISM,
+        Severity.ERROR,
+        "Bash syntax in a line cron runs with /bin/sh (dash on Debian/Ubuntu): it fails or "
+        "does something else.",
+        "write it for sh (`. FILE` for `source`, `>>FILE 2>&1` for `&>>`, `[ ]` for `[[ ]]`), or "
+        "set SHELL=/bin/bash above the line",
+        check_bashism,
+    ),
+    Rule(
+        RuleId.REDIRECT_ORDER,
+        Severity.WARNING,
+        "Redirections apply left to right: `2>&1 >FILE` leaves stderr where stdout was.",
+        "put 2>&1 last (>>FILE 2>&1) so both streams reach the file",
+        check_redirect_order,
+    ),
+    Rule(
+        RuleId.SHELL_SYNTAX,
+        Severity.ERROR,
+        "The shell cannot parse the command: the line has never run.",
+        "fix the quoting or the stray operator ShellCheck points at",
+        check_syntax,
+    ),
+    Rule(
+        RuleId.BACKGROUND,
+        Severity.WARNING,
+        "A & sends the job to the background: cron, and a queue's worker, see it succeed at once.",
+        "drop the &: a job the queue runs must finish in the foreground for its outcome to count",
+        check_background,
+    ),
+    Rule(
+        RuleId.COMMENT_COMMAND,
+        Severity.ERROR,
+        "The command is a shell comment: the line runs nothing.",
+        "replace the template token with the real path, or delete the line",
+        check_comment_command,
+    ),
+    Rule(
+        RuleId.SLEEP_OPERANDS,
+        Severity.ERROR,
+        "`sleep N SCRIPT` gives the script to sleep: the script never runs.",
+        "separate them: sleep N; SCRIPT",
+        check_sleep_operands,
+    ),
+    Rule(
+        RuleId.SCRIPT_NAMED_PROGRAM,
+        Severity.ERROR,
+        "An interpreter given a program's name reads a file of that name, not the program.",
+        "drop the extra word: `bash php x` → `php x`",
+        check_script_named_program,
+    ),
+    Rule(
+        RuleId.PIPE_STATUS,
+        Severity.WARNING,
+        "A pipeline's exit status is its last command's: a failure before the pipe is hidden.",
+        "run it under bash with `set -o pipefail`, or drop the pipe: the worker keeps the "
+        "output and mails or stores it",
+        check_pipe_status,
+    ),
+    Rule(
+        RuleId.DISTRO_GUARD,
+        Severity.INFO,
+        "The line only runs where anacron or systemd is absent: a distribution's fallback.",
+        "leave it on cron (or drop it where anacron/systemd handles the work); nothing to migrate",
+        check_guard,
+    ),
+    Rule(
+        RuleId.PLACEHOLDER,
+        Severity.ERROR,
+        "An @name@ token left from a package template: the command has never worked.",
+        "replace the token with the real path or value (what the package's build would have "
+        "put there)",
+        check_placeholder,
+    ),
+    Rule(
+        RuleId.UNSET_VARIABLE,
+        Severity.WARNING,
+        "A variable the crontab never sets: cron's environment is almost empty, so it expands "
+        "to nothing.",
+        "set it above the line (NAME=value) or inside the script; a job run from the queue gets "
+        "the environment its registry entry gives it",
+        check_unset,
+    ),
 )

@@ -14,11 +14,8 @@ from functools import lru_cache
 from migrate_cron.analysis.finding import Context, Hit
 from migrate_cron.analysis.job import CronJob, schedule_for
 from migrate_cron.analysis.naming import job_base_name
-from migrate_cron.analysis.wrappers import (
-    REPORTING,
-    basename,
-    work_calls,
-)
+from migrate_cron.analysis.work_calls import REPORTING, work_calls
+from migrate_cron.analysis.wrappers import basename
 from migrate_cron.crontab.fields import CronFields
 from migrate_cron.crontab.timezone import dst_windows, zone_table
 

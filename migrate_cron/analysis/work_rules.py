@@ -11,12 +11,8 @@ from migrate_cron.analysis.finding import Context, Hit
 from migrate_cron.analysis.job import CronJob
 from migrate_cron.analysis.naming import subcommands
 from migrate_cron.analysis.schedule_rules import POLL_MINUTES, every_minutes
-from migrate_cron.analysis.wrappers import (
-    INTERPRETERS,
-    basename,
-    unwrap,
-    work_calls,
-)
+from migrate_cron.analysis.work_calls import work_calls
+from migrate_cron.analysis.wrappers import INTERPRETERS, basename, unwrap
 
 
 def lock_wrapper(command: str) -> str | None:

@@ -8,7 +8,8 @@ import shlex
 import pytest
 
 from migrate_cron.analysis.tree import MAX_DEPTH, parse
-from migrate_cron.analysis.wrappers import Unwrapped, main_call, unwrap, work_calls
+from migrate_cron.analysis.work_calls import main_call, work_calls
+from migrate_cron.analysis.wrappers import Unwrapped, unwrap
 
 
 def _unwrap(command: str) -> Unwrapped:
