@@ -25,9 +25,10 @@ does: it only reaches the command's environment); cronie's ``a~b`` random values
 file (Debian, for system crontabs: a file-level ``file-ignored`` problem).
 
 This module holds the order of those decisions; each reading it applies has its own module:
-``line_words`` (where the fields end), ``env_line``, ``percent``, ``user_field``, ``quartz``
-(a pasted sixth field), ``flavour_reads`` (where the crons differ) and ``file_format`` (user or
-system crontab, when the caller does not say).
+``line_words`` (where the fields end), ``line_ends`` (carriage returns, a trailing backslash),
+``env_line``, ``percent``, ``user_field``, ``quartz`` (a pasted sixth field), ``flavour_reads``
+(where the crons differ) and ``file_format`` (user or system crontab, when the caller does not
+say).
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ from migrate_cron.crontab.file_format import (
 from migrate_cron.crontab.flavour import Flavour, flavour
 from migrate_cron.crontab.flavour_reads import as_flavour_reads, whole_file_problems
 from migrate_cron.crontab.gc_pause import gc_paused
+from migrate_cron.crontab.line_ends import continued, cr_problem, with_problem
 from migrate_cron.crontab.line_limits import (
     env_line_problem,
     job_line_problems,
@@ -127,9 +129,9 @@ def _parse_crontab(
             Severity.ERROR,
         )
         last = lines[-1]
-        lines[-1] = _with_problem(last, problem)
+        lines[-1] = with_problem(last, problem)
         file_problems = (problem,)
-    lines = [_continued(line) for line in lines]
+    lines = [continued(line) for line in lines]
     if chosen == "system":
         file_problems += whole_file_problems(lines, cron)
     return CrontabFile(
@@ -198,7 +200,7 @@ def _env_line(
     elif name in ("CRON_TZ", "TZ"):
         problems.append(zone_not_schedule(name, value, state.cron, skip_blanks(raw, 0) + 1))
     if "\r" in value:
-        problems.append(_cr_problem())
+        problems.append(cr_problem())
     problems.extend(env_problems(name, value, skip_blanks(raw, 0) + 1))
     undecodable = env_line_problem(raw.rstrip("\n"), name)
     if undecodable is not None:
@@ -220,7 +222,7 @@ def _job_line(
 ) -> CrontabLine:
     body = text[start:]
     if body.strip(BLANKS) == "\r":
-        return _invalid(raw, number, path, _cr_problem(only=True))
+        return _invalid(raw, number, path, cr_problem(only=True))
     if body.startswith("@"):
         match = MACRO.match(body)
         assert match is not None
@@ -333,7 +335,7 @@ def _job_line(
     if quartz is not None:
         problems += (quartz_runs(quartz, expr, rest_column, command, _describe(expr)),)
     if text.endswith("\r"):
-        problems += (_cr_problem(),)
+        problems += (cr_problem(),)
     line = CrontabLine(
         path,
         number,
@@ -360,46 +362,6 @@ def _describe(expr: str) -> str:
 
 def _invalid(raw: str, number: int, path: str, problem: Problem) -> CrontabLine:
     return CrontabLine(path, number, raw, Kind.INVALID, problems=(problem,))
-
-
-def _cr_problem(only: bool = False) -> Problem:
-    if only:
-        return Problem(
-            "carriage-return",
-            "a carriage return alone (Windows line endings): cron rejects this line; "
-            "convert the file with dos2unix",
-        )
-    return Problem(
-        "carriage-return",
-        "the line ends with a carriage return (Windows line endings): cron passes it to the "
-        "shell as part of the command; convert the file with dos2unix",
-        Severity.WARNING,
-    )
-
-
-def _continued(line: CrontabLine) -> CrontabLine:
-    """A job whose command ends in an unescaped backslash: cron has no line continuation, so
-    the next line is read on its own and the shell gets a stray backslash."""
-    if line.kind is not Kind.JOB or not line.command:
-        return line
-    text = line.command.rstrip(" \t\r\n")
-    trailing = len(text) - len(text.rstrip("\\"))
-    if trailing % 2 == 0:
-        return line
-    return _with_problem(
-        line,
-        Problem(
-            "continuation",
-            "the command ends with a backslash, but cron has no line continuation: the "
-            "shell gets a stray `\\` and the next line is read as a line of its own, so "
-            "the command never ran as written",
-            Severity.ERROR,
-        ),
-    )
-
-
-def _with_problem(line: CrontabLine, problem: Problem) -> CrontabLine:
-    return replace(line, problems=(*line.problems, problem))
 
 
 @lru_cache(maxsize=65536)

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from migrate_cron.analysis.report import JobReport, Report
-    from migrate_cron.cli.render.grid import Cell, GridColumn, Paragraph, Row
+    from migrate_cron.cli.render.grid_layout import Cell, GridColumn, Paragraph, Row
     from migrate_cron.crontab.entry import CrontabFile
 
 
@@ -60,7 +60,7 @@ def rate(per_day: float) -> str:
 
 def job_columns() -> tuple[GridColumn, ...]:
     # Built on call: importing rich (the grid's wrapping) would slow every --json run.
-    from migrate_cron.cli.render.grid import GridColumn
+    from migrate_cron.cli.render.grid_layout import GridColumn
 
     return (
         GridColumn("Line", justify="right", style="dim"),
