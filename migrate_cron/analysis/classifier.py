@@ -18,8 +18,9 @@ from enum import StrEnum
 from functools import lru_cache
 
 from migrate_cron.analysis.finding import Finding, RuleId
+from migrate_cron.analysis.handover import handover_words
 from migrate_cron.analysis.job import CronJob
-from migrate_cron.analysis.rules import every_minutes, handover_words
+from migrate_cron.analysis.schedule_rules import every_minutes
 from migrate_cron.crontab.entry import Severity
 from migrate_cron.vocabulary import Policy
 

@@ -12,7 +12,7 @@ from migrate_cron.analysis.dataflow import Paths, common_place, link, paths
 from migrate_cron.analysis.finding import Hit, Rule, RuleId
 from migrate_cron.analysis.job import MAIL_ENV, CronJob, schedule_key
 from migrate_cron.analysis.naming import naming
-from migrate_cron.analysis.rules import ORDERING_WINDOW_MINUTES
+from migrate_cron.analysis.schedule_rules import ORDERING_WINDOW_MINUTES
 from migrate_cron.crontab.entry import Severity
 
 ORDERING = Rule(

@@ -13,7 +13,8 @@ import re
 from dataclasses import dataclass
 
 from migrate_cron.analysis.tree import Script
-from migrate_cron.analysis.wrappers import basename, work_calls
+from migrate_cron.analysis.work_calls import work_calls
+from migrate_cron.analysis.wrappers import basename
 
 _COPIES = frozenset(("rsync", "cp", "scp", "rclone", "mv", "unison"))
 _LOG = re.compile(r"(?:^/var/log/|^/proc/|^/dev/|\.log$|\.log\.txt$|\.out$|\.err$)")

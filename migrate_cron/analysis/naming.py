@@ -7,181 +7,32 @@ as the job's kind, so it says what the job does: wrappers are stepped over
 (``/srv/bin/rotate_logs.sh`` → ``rotate-logs``), with its first argument when that reads as a
 sub-command (``rsnapshot hourly`` → ``rsnapshot-hourly``), else what a known tool acts on
 (``find /var/log/app -delete`` → ``clean-app``, ``systemctl restart nginx`` →
-``restart-nginx``, ``curl https://h/api/ping`` → ``ping``). Lines that would share a name are
-told apart by what differs between them — an argument, an option's value, a directory of the
-script, then the schedule (``rsync`` … ``hourly.0`` → ``copy-hourly0``) — never by a counter,
-never from the crontab's file name, never from a word that looks like a secret.
+``restart-nginx``, ``curl https://h/api/ping`` → ``ping``) — never from the crontab's file
+name, never from a word that looks like a secret. Each name comes with the tokens that could
+tell it from another line's (``unique_names`` uses them: ``rsync`` … ``hourly.0`` →
+``copy-hourly0``); the words about programs and paths are in ``naming_words``.
 """
 
 from __future__ import annotations
 
 import re
-from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from migrate_cron.analysis.job import cadence_of
+from migrate_cron.analysis.job import CronJob
+from migrate_cron.analysis.naming_words import (
+    DIR_NOISE,
+    FRAMEWORK_RUNNERS,
+    GENERIC_SCRIPTS,
+    GENERIC_SUBCOMMANDS,
+    RUNNER_PREFIX,
+    VALUED_OPTIONS,
+)
 from migrate_cron.analysis.tree import Redirect, Script, Word, parse
-from migrate_cron.analysis.wrappers import INTERPRETERS, Unwrapped, basename, main_call
-from migrate_cron.crontab.schedule import Schedule
+from migrate_cron.analysis.work_calls import main_call
+from migrate_cron.analysis.wrappers import INTERPRETERS, Unwrapped, basename
 
-#: Framework runners: the job is their first positional argument (the sub-command).
-_FRAMEWORKS = frozenset(
-    (
-        "artisan",
-        "console",
-        "drush",
-        "wp",
-        "occ",
-        "rake",
-        "manage",
-        "symfony",
-        "magento",
-        "yii",
-        "cake",
-        "spark",
-        "n98-magerun",
-        "n98-magerun2",
-        "rails",
-        "flask",
-        "django-admin",
-        "bench",
-        "php-cli",
-        "craft",
-        "typo3",
-        "typo3cms",
-        "cli",
-        "nova",
-        "invoke",
-        "thor",
-        "mix",
-        "sbt",
-        "gradle",
-        "npm",
-        "yarn",
-        "pnpm",
-        "composer",
-        "make",
-        "just",
-        "task",
-    )
-)
-#: Sub-commands that name a mechanism, not the work: the next argument says what it is.
-_GENERIC_SUBCOMMANDS = frozenset(
-    (
-        "run",
-        "exec",
-        "queue:run",
-        "queue:work",
-        "queue:listen",
-        "messenger:consume",
-        "jobs:run",
-        "job:run",
-        "task:run",
-        "tasks:run",
-        "process",
-        "runscript",
-        "runner",
-        "execute",
-        "command",
-        "call",
-    )
-)
-#: Script names that say nothing: the first argument, else the directory, names the job.
-_GENERIC_SCRIPTS = frozenset(
-    (
-        "run",
-        "main",
-        "cron",
-        "cronjob",
-        "job",
-        "jobs",
-        "task",
-        "tasks",
-        "index",
-        "start",
-        "script",
-        "exec",
-        "execute",
-        "wrapper",
-        "go",
-        "do",
-        "cli",
-        "app",
-        "runner",
-        "worker",
-        "launcher",
-        "entrypoint",
-        "entry",
-        "daily",
-        "hourly",
-        "weekly",
-        "monthly",
-        "command",
-        "cmd",
-        "tool",
-        "bin",
-        "process",
-        "handler",
-        "crontab",
-        "init",
-        "default",
-    )
-)
-_RUNNER = re.compile(r"^(?:run|exec|do|call|invoke)[-_]")
-#: Programs whose own name says nothing of the job: they need what they act on.
-_TOOLS = frozenset(
-    (
-        "rsync",
-        "scp",
-        "rclone",
-        "cp",
-        "mv",
-        "unison",
-        "find",
-        "du",
-        "df",
-        "systemctl",
-        "service",
-        "supervisorctl",
-        "curl",
-        "wget",
-        "lynx",
-        "links",
-        "get",
-        "run-parts",
-        "date",
-        "echo",
-        "printf",
-        "touch",
-        "true",
-        "rm",
-        "cat",
-        "tee",
-        "mysql",
-        "psql",
-        "mysqldump",
-        "pg_dump",
-        "redis-cli",
-        "git",
-        "sh",
-        "bash",
-        "env",
-        "null",
-        "docker",
-        "podman",
-        "kubectl",
-        "sudo",
-        "nice",
-        "php",
-        "python",
-        "python3",
-        "node",
-        "ruby",
-        "perl",
-    )
-)
 _STRIP_EXT = re.compile(
     r"\.(?:sh|bash|php|py|pl|rb|js|mjs|ts|lua|tcl|r|service|timer|jar|exe|cgi|csh|ksh|zsh)$",
     re.I,
@@ -191,59 +42,6 @@ _NOT_SLUG = re.compile(r"[^a-z0-9]+")
 _SUBCOMMAND = re.compile(r"^[A-Za-z][A-Za-z0-9_:.-]{0,39}$")
 _SECRET_KEYS = re.compile(r"(?:pass|secret|token|key|auth|cred|sig|hash|cookie)", re.I)
 _HEXISH = re.compile(r"^[0-9a-fA-F-]{8,}$|^[A-Za-z0-9+/_=-]{24,}$")
-_DIR_NOISE = frozenset(
-    (
-        "var",
-        "www",
-        "html",
-        "srv",
-        "opt",
-        "home",
-        "usr",
-        "local",
-        "bin",
-        "sbin",
-        "scripts",
-        "script",
-        "cron",
-        "crons",
-        "cronjobs",
-        "app",
-        "apps",
-        "current",
-        "etc",
-        "lib",
-        "src",
-        "tmp",
-        "data",
-        "root",
-        "public",
-        "web",
-        "htdocs",
-        "sites",
-        "code",
-        "git",
-        "repos",
-        "shared",
-        "releases",
-        "live",
-        "prod",
-        "production",
-        "user",
-        "users",
-        "admin",
-        "jobs",
-        "tools",
-        "util",
-        "utils",
-        "cgi-bin",
-        "libexec",
-        "share",
-        "mnt",
-        "backups",
-        "docker",
-    )
-)
 MAX_LENGTH = 60
 
 
@@ -390,12 +188,12 @@ def _from_argv(argv: list[str], inner: Unwrapped) -> Naming | None:
         return _from_argv([script, *rest], inner)
     if lowered == "bundle" and rest[:1] == ["exec"]:
         return _from_argv(rest[1:], inner)
-    if lowered in _FRAMEWORKS or lowered.endswith("-console"):
+    if lowered in FRAMEWORK_RUNNERS or lowered.endswith("-console"):
         positional = subcommands(rest)
         if positional:
             sub = positional[0]
             where = _dir_tokens(argv[0])
-            if sub.lower() in _GENERIC_SUBCOMMANDS and len(positional) > 1:
+            if sub.lower() in GENERIC_SUBCOMMANDS and len(positional) > 1:
                 return Naming(slug(f"{sub}-{positional[1]}"), _tokens(rest, skip=sub) + where)
             if sub.lower() in ("cron", "event", "run"):
                 return Naming(slug(f"{prog}-{sub}"), _tokens(rest, skip=sub) + where)
@@ -404,7 +202,7 @@ def _from_argv(argv: list[str], inner: Unwrapped) -> Naming | None:
     special = _tool(lowered, argv)
     if special is not None:
         return special
-    if lowered in _GENERIC_SCRIPTS or _RUNNER.match(lowered):
+    if lowered in GENERIC_SCRIPTS or RUNNER_PREFIX.match(lowered):
         positional = [w for w in rest if not w.startswith("-") and _SUBCOMMAND.match(w)]
         if positional:
             return Naming(
@@ -414,35 +212,6 @@ def _from_argv(argv: list[str], inner: Unwrapped) -> Naming | None:
         if parent:
             return Naming(slug(parent), _tokens(rest))
     return _named(prog, rest, argv[0])
-
-
-#: Framework options whose value is the next word (``-e prod``, ``-r web``, ``--uri x``).
-_VALUED = frozenset(
-    (
-        "-e",
-        "--env",
-        "-r",
-        "--root",
-        "-l",
-        "--uri",
-        "-u",
-        "--user",
-        "--path",
-        "--site",
-        "--context",
-        "--application",
-        "-c",
-        "--config",
-        "--settings",
-        "--pythonpath",
-        "-d",
-        "--database",
-        "--connection",
-        "--queue",
-        "-p",
-        "--project",
-    )
-)
 
 
 def subcommands(rest: list[str]) -> list[str]:
@@ -455,7 +224,7 @@ def subcommands(rest: list[str]) -> list[str]:
             skip = False
             continue
         if word.startswith("-"):
-            skip = word in _VALUED
+            skip = word in VALUED_OPTIONS
             continue
         if word.startswith("@") or "/" in word or "=" in word:
             continue
@@ -557,7 +326,7 @@ def _tool(prog: str, argv: list[str]) -> Naming | None:
         host, _, path = url.split("://", 1)[-1].partition("/")
         host = host.rsplit("@", 1)[-1].split(":", 1)[0]
         segments = [_stem(s) for s in path.split("?", 1)[0].split("/") if s and not _secret(s)]
-        useful = [s for s in segments if s.lower() not in _GENERIC_SCRIPTS | _DIR_NOISE]
+        useful = [s for s in segments if s.lower() not in GENERIC_SCRIPTS | DIR_NOISE]
         label = host.split(".")[0] if host else ""
         if useful:
             return Naming(slug(useful[-1]), tuple(slug(s) for s in [label, *useful[:-1]] if s))
@@ -582,7 +351,7 @@ def _option(words: list[str], flag: str) -> str:
 def _parent(path: str) -> str:
     parts = [p for p in path.rstrip("/").split("/")[:-1] if p and p not in (".", "..", "~")]
     for part in reversed(parts):
-        if part.lower() not in _DIR_NOISE and "$" not in part and "#" not in part:
+        if part.lower() not in DIR_NOISE and "$" not in part and "#" not in part:
             return _stem(part)
     return ""
 
@@ -629,157 +398,14 @@ def _tokens(rest: list[str], skip: str | None = None) -> tuple[str, ...]:
 
 
 def _dir_tokens(path: str) -> tuple[str, ...]:
-    parts = [p for p in path.split("/")[:-1] if p and p.lower() not in _DIR_NOISE]
+    parts = [p for p in path.split("/")[:-1] if p and p.lower() not in DIR_NOISE]
     return tuple(slug(_stem(p)) for p in parts if "$" not in p and slug(_stem(p)))
 
 
-# -- names for a whole file -----------------------------------------------------------
-
-
-def schedule_word(expr: str) -> str:
-    """``hourly``, ``daily``, ``every-5min``, ``weekly``, ``monthly``, ``at-boot``… for telling
-    two lines of one command apart by when they run."""
-    macro = {
-        "@reboot": "at-boot",
-        "@yearly": "yearly",
-        "@annually": "yearly",
-        "@monthly": "monthly",
-        "@weekly": "weekly",
-        "@daily": "daily",
-        "@midnight": "daily",
-        "@hourly": "hourly",
-    }
-    if expr in macro:
-        return macro[expr]
-    try:
-        fields = Schedule.parse(expr).fields
-    except ValueError:
-        return "custom"
-    gap = cadence_of(expr).typical_gap
-    if gap is not None and gap < 60:
-        return f"every-{gap:g}min"
-    if gap is not None and gap < 1440:
-        return "hourly" if gap == 60 else f"every-{gap / 60:g}h"
-    if len(fields.months) < 12 and len(fields.months) <= 1:
-        return "yearly"
-    if not fields.day_star and len(fields.days) == 1:
-        return "monthly"
-    if not fields.weekday_star and len(fields.weekdays) == 1:
-        return "weekly"
-    return "daily"
-
-
-def _clock(expr: str) -> str:
-    try:
-        fields = Schedule.parse(expr).fields
-    except ValueError:
+def job_base_name(job: CronJob, action: bool = False) -> str:
+    """The line's name before collisions are told apart: what its command says it does
+    (``action``: the verb part of a ``namespace:action`` sub-command, else the name)."""
+    found = naming(job.line.shell_command or "", job.line.env)
+    if found is None:
         return ""
-    if len(fields.hours) == 1 and len(fields.minutes) == 1:
-        return f"{fields.hours[0]:02d}{fields.minutes[0]:02d}"
-    return ""
-
-
-def name_lines(items: Sequence[tuple[Naming | None, str]]) -> list[str]:
-    """One name per line (``items``: its naming and schedule), unique within the sequence,
-    told apart by tokens, then schedule, never by a counter."""
-    bases = [
-        (_telling(n.base, expr) if n is not None and n.base else f"{schedule_word(expr)}-job", expr)
-        for n, expr in items
-    ]
-    groups: dict[str, list[int]] = defaultdict(list)
-    for i, (base, _) in enumerate(bases):
-        groups[base].append(i)
-    names = [base for base, _ in bases]
-    for base, members in groups.items():
-        if len(members) < 2:
-            continue
-        token_lists = [_tokens_of(items[i][0]) for i in members]
-        shared = set.intersection(*(set(t) for t in token_lists))
-        tellings = [[t for t in dict.fromkeys(tokens) if t not in shared] for tokens in token_lists]
-        _tell_apart(base, members, tellings, names)
-    _by_schedule(names, [expr for _, expr in bases])
-    return names
-
-
-#: Bases that name a program, not a job: said with when they run (``echo-hourly``).
-_BARE = _TOOLS | INTERPRETERS | _GENERIC_SCRIPTS | frozenset(("job", "cmd", "c", "x", "a"))
-
-
-def _telling(base: str, expr: str) -> str:
-    return f"{base}-{schedule_word(expr)}" if base in _BARE else base
-
-
-def _tokens_of(found: Naming | None) -> tuple[str, ...]:
-    return found.tokens if found is not None else ()
-
-
-def _tell_apart(base: str, members: list[int], tellings: list[list[str]], names: list[str]) -> None:
-    """Each member named ``base`` plus the fewest of its telling tokens (in the order
-    written) that no other member starts with: linear in the group per round."""
-    pending = list(range(len(members)))
-    width = 1
-    while pending and width <= 6:
-        counts = Counter(tuple(t[:width]) for t in tellings)
-        still = []
-        for i in pending:
-            key = tuple(tellings[i][:width])
-            if counts[key] == 1 or len(tellings[i]) <= width:
-                if key:
-                    names[members[i]] = _join(base, key)
-            else:
-                still.append(i)
-        pending = still
-        width += 1
-    for i in pending:
-        names[members[i]] = _join(base, tellings[i][:6])
-
-
-_ORDINALS = ("second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
-
-
-def _copy_word(n: int) -> str:
-    """``copy``, ``third-copy``…: the n-th copy of one line, in words (a number at the end
-    of a name reads as a counter)."""
-    if n == 2:
-        return "copy"
-    if n - 2 < len(_ORDINALS):
-        return f"{_ORDINALS[n - 2]}-copy"
-    letters = ""
-    k = n
-    while k:
-        k, r = divmod(k, 26)
-        letters = chr(ord("a") + r) + letters
-    return f"copy-{letters}"
-
-
-def _join(base: str, parts: Sequence[str]) -> str:
-    name = "-".join([base, *parts])
-    if len(name) > MAX_LENGTH:
-        name = name[:MAX_LENGTH].rstrip("-")
-    return slug(name)
-
-
-def _by_schedule(names: list[str], exprs: list[str]) -> None:
-    """Names still shared: the schedule's word, then its time of day; a line that is the same
-    as another in every way (a copy) is ``-again``."""
-    for attempt in (schedule_word, _clock):
-        groups: dict[str, list[int]] = defaultdict(list)
-        for i, name in enumerate(names):
-            groups[name].append(i)
-        for members in groups.values():
-            if len(members) < 2:
-                continue
-            words = [attempt(exprs[i]) for i in members]
-            if len(set(words)) == 1:
-                continue  # the same everywhere: it tells nothing
-            for i, word in zip(members, words, strict=True):
-                if word:
-                    names[i] = _join(names[i], [word])
-    seen: Counter[str] = Counter()
-    for i, name in enumerate(names):
-        seen[name] += 1
-        if seen[name] > 1:
-            # The same command at the same time: a copy of a line; said so, and numbered
-            # because nothing else tells copies apart.
-            copy = _copy_word(seen[name])
-            names[i] = f"{name[: MAX_LENGTH - len(copy) - 1]}-{copy}"
+    return (found.action or found.base) if action else found.base

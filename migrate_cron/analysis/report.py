@@ -24,12 +24,13 @@ from migrate_cron.analysis.cross_rules import (
 )
 from migrate_cron.analysis.finding import Context, Finding, Hit, Rule, RuleId
 from migrate_cron.analysis.job import CronJob, job_identity, make_job
-from migrate_cron.analysis.naming import Naming, name_lines, naming, slug
+from migrate_cron.analysis.naming import Naming, naming, slug
 from migrate_cron.analysis.planner import PlanItem, plan_jobs
 from migrate_cron.analysis.rules import PER_LINE
 from migrate_cron.analysis.syntax import file_finding, parse_finding
+from migrate_cron.analysis.unique_names import name_lines
 from migrate_cron.crontab.entry import FILE_IGNORED, CrontabFile, CrontabLine, Kind, Severity
-from migrate_cron.crontab.parser import gc_paused
+from migrate_cron.crontab.gc_pause import gc_paused
 from migrate_cron.crontab.sources import spool_owner
 from migrate_cron.errors import UsageError
 
@@ -227,7 +228,7 @@ def _shell_context(
 ) -> tuple[Context, Finding | None]:
     """ShellCheck's verdicts on every distinct command, once for all files; a finding that
     says so when it could not run (never a silent "clean")."""
-    from migrate_cron.analysis.shell import shellcheck_request
+    from migrate_cron.analysis.shell_rules import shellcheck_request
     from migrate_cron.analysis.shellcheck import check
 
     requests = [

@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from migrate_cron.analysis.tree import Call, Redirect, Script
-from migrate_cron.analysis.wrappers import INTERPRETERS, PREPARATION, basename, unwrapped_top
+from migrate_cron.analysis.work_calls import PREPARATION, unwrapped_top
+from migrate_cron.analysis.wrappers import INTERPRETERS, basename
 
 CRON = "cron"  # captured by cron: mailed, or dropped with MAILTO=""
 NULL = "null"

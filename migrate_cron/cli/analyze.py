@@ -124,7 +124,7 @@ def analyze_command(
     from migrate_cron.cli.render.analyze import render_markdown, render_terminal, write_report_json
     from migrate_cron.cli.render.numbers import counted
     from migrate_cron.crontab.entry import Severity
-    from migrate_cron.crontab.parser import gc_paused
+    from migrate_cron.crontab.gc_pause import gc_paused
     from migrate_cron.crontab.sources import load_files
     from migrate_cron.crontab.timezone import check_zone, host_timezone
 

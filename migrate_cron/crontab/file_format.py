@@ -26,8 +26,13 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
+
+from migrate_cron.crontab.env_line import parse_env
+from migrate_cron.crontab.line_words import BLANKS, FIVE, MACRO, TOKEN
+
+FORMATS = ("auto", "user", "system")
 
 
 def _words(text: str) -> frozenset[str]:
@@ -184,3 +189,31 @@ def _is_account(name: str) -> bool:
 @lru_cache(maxsize=4096)
 def _on_path(name: str) -> bool:
     return shutil.which(name) is not None
+
+
+def job_words(raws: list[str]) -> Iterator[tuple[str, str | None]]:
+    """For each job line: the word after the schedule and the word after that."""
+    for raw in raws:
+        sixth, seventh = _sixth_token(raw)
+        if sixth is not None:
+            yield sixth, seventh
+
+
+def _sixth_token(raw: str) -> tuple[str | None, str | None]:
+    """The word after the schedule and the word after that (None when missing)."""
+    text = raw.rstrip("\n")
+    body = text.lstrip(BLANKS)
+    if not body or body[0] == "#" or parse_env(text) is not None:
+        return None, None
+    if body.startswith("@"):
+        match = MACRO.match(body)
+        rest = (match.group(2) or "") if match else ""
+    else:
+        match = FIVE.match(body)
+        if match is None:
+            return None, None
+        rest = match.group(6) or ""
+    tokens = TOKEN.findall(rest, 0)[:2]
+    if not tokens:
+        return None, None
+    return tokens[0], tokens[1] if len(tokens) > 1 else None

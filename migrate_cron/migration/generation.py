@@ -381,7 +381,7 @@ def generate_registry(
     per job into the registry at ``output`` — the same line on several hosts is one job with
     several origins; ``user`` is whose crontab the user-format files are (system lines name
     their own)."""
-    from migrate_cron.crontab.parser import gc_paused
+    from migrate_cron.crontab.gc_pause import gc_paused
 
     # The analysis and an existing registry (parsed by tomlkit) are millions of objects built
     # in bulk: with the collector on, each of its passes rescans the growing heap. New

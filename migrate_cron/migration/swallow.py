@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from migrate_cron.analysis.rules import swallowing_tail
+from migrate_cron.analysis.output_rules import swallowing_tail
 from migrate_cron.analysis.tree import Call, Redirect, Script, parse
 
 _ENCODING = ("utf-8", "surrogateescape")

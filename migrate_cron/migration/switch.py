@@ -373,7 +373,7 @@ def _what_matters(spec: JobSpec, swallow: str) -> tuple[list[str], str | None]:
     """What changes for this line once the queue runs it, each with the registry edit that
     fixes it; and the command without what hides its failures: the success-forcing tail
     unless ``swallow`` is ``keep``, the ``/dev/null`` redirections too when it is ``all``."""
-    from migrate_cron.analysis.rules import lock_wrapper
+    from migrate_cron.analysis.work_rules import lock_wrapper
     from migrate_cron.migration.swallow import find, strip_swallow, strip_tail
 
     notes: list[str] = []

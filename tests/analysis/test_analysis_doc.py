@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from migrate_cron.analysis.naming import name_lines, naming
+from migrate_cron.analysis.naming import naming
+from migrate_cron.analysis.unique_names import name_lines
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "analysis.md"
 _ROW = re.compile(r"^\| `([^`]+)`(?: with [^|]*)? \| `([^`]+)`", re.M)

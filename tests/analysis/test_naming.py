@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from migrate_cron.analysis.naming import name_lines, naming
+from migrate_cron.analysis.naming import naming
+from migrate_cron.analysis.unique_names import name_lines
 from migrate_cron.migration.planning import analyze_files
 
 from .helpers import report_for

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from migrate_cron.analysis.naming import Naming, name_lines, naming, slug
+from migrate_cron.analysis.naming import Naming, naming, slug
+from migrate_cron.analysis.unique_names import name_lines
 from migrate_cron.migration.planning import analyze_files
 
 from .helpers import report_for

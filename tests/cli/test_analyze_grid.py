@@ -22,7 +22,8 @@ from rich.text import Text
 from migrate_cron.analysis import analyze
 from migrate_cron.cli.render.analyze import job_columns, job_rows
 from migrate_cron.cli.render.fit import FitOrStack
-from migrate_cron.cli.render.grid import Cell, GridColumn, Row, _divide, write_grid
+from migrate_cron.cli.render.grid import _divide, write_grid
+from migrate_cron.cli.render.grid_layout import Cell, GridColumn, Row
 from migrate_cron.crontab.parser import parse_crontab
 
 ROOT = Path(__file__).resolve().parents[2]

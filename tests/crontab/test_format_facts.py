@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from migrate_cron.crontab.parser import format_from_path, parse_crontab
+from migrate_cron.crontab.file_format import format_from_path
+from migrate_cron.crontab.parser import parse_crontab
 
 MUNIN = b"*/5 * * * * munin if [ -x /usr/bin/munin-cron ]; then /usr/bin/munin-cron; fi\n"
 

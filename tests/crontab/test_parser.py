@@ -6,14 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from migrate_cron.crontab.entry import Kind, Severity
-from migrate_cron.crontab.parser import (
-    looks_like_field,
-    parse_crontab,
-    parse_env,
-    read_crontab,
-    split_percent,
-    translate_stdin,
-)
+from migrate_cron.crontab.parser import parse_crontab, read_crontab
+from migrate_cron.crontab.quartz import looks_like_field
 
 
 def one(text: str, **kwargs: object):  # type: ignore[no-untyped-def]
@@ -22,21 +16,6 @@ def one(text: str, **kwargs: object):  # type: ignore[no-untyped-def]
 
 
 # -- environment lines ---------------------------------------------------------------------
-
-
-def test_env_lines_like_cron() -> None:
-    assert parse_env("MAILTO=ops@example.com") == ("MAILTO", "ops@example.com")
-    assert parse_env("  PATH = /usr/bin:/bin   ") == ("PATH", "/usr/bin:/bin")
-    assert parse_env('MAILTO=""') == ("MAILTO", "")
-    assert parse_env("MAILTO=") == ("MAILTO", "")
-    assert parse_env("A='quoted value'  ") == ("A", "quoted value")
-    assert parse_env('"NAME"="x y"') == ("NAME", "x y")
-    assert parse_env("HOME=$HOME/x") == ("HOME", "$HOME/x")  # never expanded
-    assert parse_env("A='x' trailing") is None  # only blanks may follow a quoted value
-    assert parse_env("A='unterminated") is None
-    assert parse_env("* * * * * FOO=bar cmd") is None
-    assert parse_env("@daily X=1 cmd") is None
-    assert parse_env("=value") is None
 
 
 def test_env_applies_to_the_jobs_below_only() -> None:
@@ -89,13 +68,6 @@ def test_percent_ends_the_command_and_feeds_stdin() -> None:
     assert escaped.command == "gzip > /b/x-$(date +\\%F).gz"
     assert escaped.stdin is None
     assert escaped.shell_command == "gzip > /b/x-$(date +%F).gz"
-
-
-def test_split_percent_and_stdin_translation_follow_do_command_c() -> None:
-    assert split_percent("a\\%b%c") == ("a\\%b", "c")
-    assert split_percent("a\\\\%b") == ("a\\\\", "b")  # an escaped backslash, then a real %
-    assert split_percent("no percent") == ("no percent", None)
-    assert translate_stdin("x%y\\%z\\n") == "x\ny%z\\n"
 
 
 def test_macros_and_reboot() -> None:

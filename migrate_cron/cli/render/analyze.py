@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from migrate_cron.analysis.report import JobReport, Report
-    from migrate_cron.cli.render.grid import Cell, GridColumn, Paragraph, Row
+    from migrate_cron.cli.render.grid_layout import Cell, GridColumn, Paragraph, Row
     from migrate_cron.crontab.entry import CrontabFile
 
 
@@ -40,7 +40,7 @@ def write_report_json(report: Report) -> None:
         write_json(to_json(report))
         return
     from migrate_cron.analysis.report_json import json_chunks
-    from migrate_cron.crontab.parser import gc_paused
+    from migrate_cron.crontab.gc_pause import gc_paused
 
     with gc_paused():
         sys.stdout.writelines(json_chunks(report))
@@ -60,7 +60,7 @@ def rate(per_day: float) -> str:
 
 def job_columns() -> tuple[GridColumn, ...]:
     # Built on call: importing rich (the grid's wrapping) would slow every --json run.
-    from migrate_cron.cli.render.grid import GridColumn
+    from migrate_cron.cli.render.grid_layout import GridColumn
 
     return (
         GridColumn("Line", justify="right", style="dim"),

@@ -15,130 +15,34 @@ spans: the one shape that both layouts need, and cheap to build and to measure.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 from rich import box as rich_box
-from rich._ratio import ratio_reduce
 from rich._wrap import divide_line
-from rich.cells import cell_len, set_cell_size
+from rich.cells import set_cell_size
 from rich.control import strip_control_codes
 from rich.text import Text
 
 from migrate_cron.cli.render.fit import GAP, INDENT
+from migrate_cron.cli.render.grid_layout import (
+    Cell,
+    GridColumn,
+    Paragraph,
+    Row,
+    Span,
+    column_widths,
+    measure,
+    needed_width,
+    text_width,
+)
 
 if TYPE_CHECKING:
     from rich.console import Console
 
-Span = tuple[str, str]
-Paragraph = tuple[Span, ...]
-Cell = tuple[Paragraph, ...]
-Row = tuple[Cell, ...]
 
-PADDING = 2  # one space either side of every cell, as rich's default table padding
 TAB_SIZE = 8
 _EMPTY: Cell = ((("", ""),),)
-
-
-@dataclass(frozen=True, slots=True)
-class GridColumn:
-    header: str
-    justify: Literal["left", "right"] = "left"
-    fold: bool = False  # rich's overflow="fold"; otherwise "ellipsis"
-    min_width: int | None = None
-    max_width: int | None = None
-    style: str = ""
-
-
-@dataclass(slots=True)
-class _Measure:
-    """Per column: longest word and longest line, as rich's ``Text`` measures them."""
-
-    word: int
-    line: int
-
-
-def measure(columns: tuple[GridColumn, ...], rows: Iterable[Row]) -> list[_Measure]:
-    """One pass over the rows (headers included) — the only thing the layout needs of them."""
-    found = [_Measure(0, 0) for _ in columns]
-    for column, m in zip(columns, found, strict=True):
-        m.word = max((_width(w) for w in column.header.split()), default=0)
-        m.line = _width(column.header)
-    for row in rows:
-        for cell, m in zip(row, found, strict=True):
-            for paragraph in cell:
-                plain = paragraph[0][0] if len(paragraph) == 1 else "".join(t for t, _ in paragraph)
-                simple = plain.isascii() and plain.isprintable()
-                size = len(plain) if simple else cell_len(plain)
-                if size > m.line:
-                    m.line = size
-                if size > m.word:  # a line no longer than the longest word has none longer
-                    # rich: a text without words measures its line as its narrowest width
-                    words = plain.split()
-                    word = (
-                        max(map(len if simple else cell_len, words), default=size)
-                        if words
-                        else size
-                    )
-                    if word > m.word:
-                        m.word = word
-    return found
-
-
-def needed_width(columns: tuple[GridColumn, ...], measures: list[_Measure]) -> int:
-    """Width at which nothing is cut (``fit.needed_width``'s rule): fold columns may wrap
-    between words, the others keep their longest line whole; padding and borders added."""
-    total = sum(
-        (m.word if c.fold else m.line) + PADDING for c, m in zip(columns, measures, strict=True)
-    )
-    return total + len(columns) + 1
-
-
-def column_widths(
-    columns: tuple[GridColumn, ...], measures: list[_Measure], max_width: int
-) -> list[int]:
-    """rich's ``Table._calculate_column_widths`` for text cells (no expand, no fixed widths):
-    widest lines first, then the wrappable columns collapsed, widest first, to fit."""
-    available = max_width - (len(columns) + 1)
-
-    def ranges(limit: list[int]) -> list[tuple[int, int]]:
-        out = []
-        for column, m, cap in zip(columns, measures, limit, strict=True):
-            low, high = min(m.word + PADDING, cap), min(m.line + PADDING, cap)
-            if column.min_width is not None:
-                low = max(low, column.min_width + PADDING)
-                high = max(high, column.min_width + PADDING)
-            if column.max_width is not None:
-                low = min(low, column.max_width + PADDING)
-                high = min(high, column.max_width + PADDING)
-            out.append((low, high))
-        return out
-
-    widths = [high or 1 for _, high in ranges([available] * len(columns))]
-    if sum(widths) <= available:
-        return widths
-    widths = _collapse(widths, available)
-    if sum(widths) > available:  # rich's last resort: reduce every column evenly
-        widths = ratio_reduce(sum(widths) - available, [1] * len(widths), widths, widths)
-    return [high for _, high in ranges(widths)]
-
-
-def _collapse(widths: list[int], max_width: int) -> list[int]:
-    """``Table._collapse_widths`` with every column wrappable (none has a fixed width)."""
-    total = sum(widths)
-    excess = total - max_width
-    while total and excess > 0:
-        widest = max(widths)
-        second = max((w for w in widths if w != widest), default=0)
-        ratios = [1 if w == widest else 0 for w in widths]
-        difference = widest - second
-        if not difference:
-            break
-        widths = ratio_reduce(excess, ratios, [min(excess, difference)] * len(widths), widths)
-        total = sum(widths)
-        excess = total - max_width
-    return widths
 
 
 class Styler:
@@ -259,11 +163,11 @@ def _wrap(
     spans = _clean(paragraph)
     plain = "".join(text for text, _ in spans)
     # A text no wider than the line has no break (every word fits where it is).
-    breaks = _divide(plain, width, column.fold) if _width(plain) > width else []
+    breaks = _divide(plain, width, column.fold) if text_width(plain) > width else []
     out: list[str] = []
     for start, end in zip([0, *breaks], [*breaks, len(plain)], strict=True):
         line = plain[start:end]
-        size = _width(line)
+        size = text_width(line)
         if size > width:  # rich's rstrip_end: trailing spaces beyond the width go first
             spaces = len(line) - len(line.rstrip())
             cut = min(spaces, size - width)
@@ -272,12 +176,12 @@ def _wrap(
         if column.justify == "right":
             stripped = line.rstrip()
             end -= len(line) - len(stripped)
-            line, size = stripped, _width(stripped)
+            line, size = stripped, text_width(stripped)
         if size > width:  # rich's truncate: ellipsis, or a plain cut when folding
             keep = set_cell_size(line, width if column.fold else width - 1)
             keep += "" if column.fold else "…"
             first = spans[0][1] if spans else ""
-            styled, size = style(keep, _join(base, first)), _width(keep)
+            styled, size = style(keep, _join(base, first)), text_width(keep)
         else:
             styled = _styled(spans, start, end, base, style)
         pad = style(" " * (width - size), base)
@@ -363,7 +267,7 @@ def _record(columns: tuple[GridColumn, ...], row: Row, width: int, style: Styler
         if not "".join(text for text, _ in value).strip():
             continue
         pair: Paragraph = ((f"{column.header} ", "dim"), *value)
-        size = _width("".join(text for text, _ in pair))
+        size = text_width("".join(text for text, _ in pair))
         if used > len(INDENT) and used + len(GAP) + size > width:
             out.append(_line(line, style))
             line, used = [(INDENT, "")], len(INDENT)
@@ -388,7 +292,7 @@ def _wrap_plain(paragraph: Paragraph, width: int, column: GridColumn, style: Sty
     breaks = divide_line(plain, width, fold=column.fold)
     out = []
     for start, end in zip([0, *breaks], [*breaks, len(plain)], strict=True):
-        size = _width(plain[start:end])
+        size = text_width(plain[start:end])
         if size > width:
             spaces = len(plain[start:end]) - len(plain[start:end].rstrip())
             end -= min(spaces, size - width)
@@ -410,7 +314,3 @@ def _one_line(cell: Cell) -> Paragraph:
             out.append((" · ", ""))
         out.extend(paragraph)
     return tuple(out)
-
-
-def _width(text: str) -> int:
-    return len(text) if text.isascii() and text.isprintable() else cell_len(text)

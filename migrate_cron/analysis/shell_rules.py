@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import re
 
-from migrate_cron.analysis.finding import Context, Hit, Rule, RuleId
+from migrate_cron.analysis.finding import Context, Hit
 from migrate_cron.analysis.job import CronJob
 from migrate_cron.analysis.shellcheck import Comment, Request, dialect, wiki
 from migrate_cron.analysis.streams import shown_program
 from migrate_cron.analysis.tree import parse
-from migrate_cron.analysis.wrappers import INTERPRETERS, REPORTING, basename, unwrap
-from migrate_cron.crontab.entry import CrontabLine, Severity
+from migrate_cron.analysis.work_calls import REPORTING
+from migrate_cron.analysis.wrappers import INTERPRETERS, basename, unwrap
+from migrate_cron.crontab.entry import CrontabLine
 
 #: Shells that understand the bash-only syntax below.
 _BASH_LIKE = ("bash", "zsh", "ksh", "mksh", "ksh93")
@@ -81,7 +82,7 @@ def _amp_redirects(job: CronJob) -> list[str]:
     return found
 
 
-def _bashism(job: CronJob, ctx: Context) -> Hit | None:
+def check_bashism(job: CronJob, ctx: Context) -> Hit | None:
     if not _runs_dash(job, ctx):
         return None
     parts = _amp_redirects(job)
@@ -97,7 +98,7 @@ def _bashism(job: CronJob, ctx: Context) -> Hit | None:
     return Hit(f"bash syntax run by {_shell_of(job)} (dash on Debian): " + "; ".join(parts) + link)
 
 
-def _redirect_order(job: CronJob, ctx: Context) -> Hit | None:
+def check_redirect_order(job: CronJob, ctx: Context) -> Hit | None:
     for comment in _comments(job, ctx):
         if comment.code == 2069:
             mail = job.line.env.get("MAILTO")
@@ -114,7 +115,7 @@ def _redirect_order(job: CronJob, ctx: Context) -> Hit | None:
     return None
 
 
-def _syntax(job: CronJob, ctx: Context) -> Hit | None:
+def check_syntax(job: CronJob, ctx: Context) -> Hit | None:
     if job.line.stdin is not None:
         return None  # cut at %: the percent-split finding says why it does not parse
     for comment in _comments(job, ctx):
@@ -127,7 +128,7 @@ def _syntax(job: CronJob, ctx: Context) -> Hit | None:
     return None
 
 
-def _background(job: CronJob, ctx: Context) -> Hit | None:
+def check_background(job: CronJob, ctx: Context) -> Hit | None:
     if "&" not in job.command.text:
         return None
     script = job.script
@@ -148,7 +149,7 @@ def _background(job: CronJob, ctx: Context) -> Hit | None:
     return None
 
 
-def _comment_command(job: CronJob, ctx: Context) -> Hit | None:
+def check_comment_command(job: CronJob, ctx: Context) -> Hit | None:
     if "#" not in job.command.text:
         return None
     if not job.script.comment_only:
@@ -161,7 +162,7 @@ def _comment_command(job: CronJob, ctx: Context) -> Hit | None:
     )
 
 
-def _sleep_operands(job: CronJob, ctx: Context) -> Hit | None:
+def check_sleep_operands(job: CronJob, ctx: Context) -> Hit | None:
     if "sleep" not in job.command.text:
         return None
     for call in job.script.top:
@@ -175,7 +176,7 @@ def _sleep_operands(job: CronJob, ctx: Context) -> Hit | None:
     return None
 
 
-def _script_named_program(job: CronJob, ctx: Context) -> Hit | None:
+def check_script_named_program(job: CronJob, ctx: Context) -> Hit | None:
     if "sh " not in job.command.text:
         return None
     for call in job.script.top:
@@ -201,7 +202,7 @@ _GUARDS = (
 )
 
 
-def _guard(job: CronJob, ctx: Context) -> Hit | None:
+def check_guard(job: CronJob, ctx: Context) -> Hit | None:
     """A `test`/`[` on anacron's binary or systemd's run directory that decides whether the
     rest runs (``test -x /usr/sbin/anacron || …``, ``if [ ! -d /run/systemd/system ]; then``):
     read from the tree's calls, followed by ``||``, ``&&`` or an ``if`` body."""
@@ -228,7 +229,7 @@ def _guard(job: CronJob, ctx: Context) -> Hit | None:
 _PLACEHOLDER = re.compile(r"(?<![\w.@])@[A-Za-z_][A-Za-z0-9_]*@")
 
 
-def _placeholder(job: CronJob, ctx: Context) -> Hit | None:
+def check_placeholder(job: CronJob, ctx: Context) -> Hit | None:
     text = job.command.text
     if "@" not in text or text.count("@") < 2:
         return None
@@ -304,7 +305,7 @@ def unset_variables(command: str, env: dict[str, str]) -> list[str]:
     ]
 
 
-def _unset(job: CronJob, ctx: Context) -> Hit | None:
+def check_unset(job: CronJob, ctx: Context) -> Hit | None:
     names = unset_variables(job.command.text, job.line.env)
     if not names:
         return None
@@ -358,7 +359,7 @@ _SINKS = frozenset(
 )
 
 
-def _pipe_status(job: CronJob, ctx: Context) -> Hit | None:
+def check_pipe_status(job: CronJob, ctx: Context) -> Hit | None:
     if "|" not in job.command.text:
         return None
     top = [c for c in job.script.top if c.words]
@@ -380,90 +381,3 @@ def _pipe_status(job: CronJob, ctx: Context) -> Hit | None:
         f"the line's exit status is that of `{last}`, which succeeds whatever it is fed: when "
         f"`{program}` before the pipe fails, cron (and a queue's retries) still see success"
     )
-
-
-SHELL_RULES: tuple[Rule, ...] = (
-    Rule(
-        RuleId.BASHISM,
-        Severity.ERROR,
-        "Bash syntax in a line cron runs with /bin/sh (dash on Debian/Ubuntu): it fails or "
-        "does something else.",
-        "write it for sh (`. FILE` for `source`, `>>FILE 2>&1` for `&>>`, `[ ]` for `[[ ]]`), or "
-        "set SHELL=/bin/bash above the line",
-        _bashism,
-    ),
-    Rule(
-        RuleId.REDIRECT_ORDER,
-        Severity.WARNING,
-        "Redirections apply left to right: `2>&1 >FILE` leaves stderr where stdout was.",
-        "put 2>&1 last (>>FILE 2>&1) so both streams reach the file",
-        _redirect_order,
-    ),
-    Rule(
-        RuleId.SHELL_SYNTAX,
-        Severity.ERROR,
-        "The shell cannot parse the command: the line has never run.",
-        "fix the quoting or the stray operator ShellCheck points at",
-        _syntax,
-    ),
-    Rule(
-        RuleId.BACKGROUND,
-        Severity.WARNING,
-        "A & sends the job to the background: cron, and a queue's worker, see it succeed at once.",
-        "drop the &: a job the queue runs must finish in the foreground for its outcome to count",
-        _background,
-    ),
-    Rule(
-        RuleId.COMMENT_COMMAND,
-        Severity.ERROR,
-        "The command is a shell comment: the line runs nothing.",
-        "replace the template token with the real path, or delete the line",
-        _comment_command,
-    ),
-    Rule(
-        RuleId.SLEEP_OPERANDS,
-        Severity.ERROR,
-        "`sleep N SCRIPT` gives the script to sleep: the script never runs.",
-        "separate them: sleep N; SCRIPT",
-        _sleep_operands,
-    ),
-    Rule(
-        RuleId.SCRIPT_NAMED_PROGRAM,
-        Severity.ERROR,
-        "An interpreter given a program's name reads a file of that name, not the program.",
-        "drop the extra word: `bash php x` → `php x`",
-        _script_named_program,
-    ),
-    Rule(
-        RuleId.PIPE_STATUS,
-        Severity.WARNING,
-        "A pipeline's exit status is its last command's: a failure before the pipe is hidden.",
-        "run it under bash with `set -o pipefail`, or drop the pipe: the worker keeps the "
-        "output and mails or stores it",
-        _pipe_status,
-    ),
-    Rule(
-        RuleId.DISTRO_GUARD,
-        Severity.INFO,
-        "The line only runs where anacron or systemd is absent: a distribution's fallback.",
-        "leave it on cron (or drop it where anacron/systemd handles the work); nothing to migrate",
-        _guard,
-    ),
-    Rule(
-        RuleId.PLACEHOLDER,
-        Severity.ERROR,
-        "An @name@ token left from a package template: the command has never worked.",
-        "replace the token with the real path or value (what the package's build would have "
-        "put there)",
-        _placeholder,
-    ),
-    Rule(
-        RuleId.UNSET_VARIABLE,
-        Severity.WARNING,
-        "A variable the crontab never sets: cron's environment is almost empty, so it expands "
-        "to nothing.",
-        "set it above the line (NAME=value) or inside the script; a job run from the queue gets "
-        "the environment its registry entry gives it",
-        _unset,
-    ),
-)
