@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import (
@@ -36,11 +37,8 @@ from sqlalchemy import (
 from sqlalchemy.dialects import mssql, mysql, postgresql
 from sqlalchemy.types import TypeDecorator
 
-from migrate_cron.store.models import JobState
+from migrate_cron.vocabulary import AttemptOutcome, EffectStatus, JobState, SlotOutcome
 
-JOB_STATES = tuple(JobState)
-RUN_OUTCOMES = ("enqueued", "skipped")
-EFFECT_STATUSES = ("attempted", "done", "failed")
 MYSQL_NAMES = ("mysql", "mariadb")
 
 # Plain SQL type that the Alembic revision renders (self-contained, no import of our package).
@@ -93,6 +91,15 @@ def table_options() -> dict[str, Any]:
         "mariadb_charset": CHARSET,
         "mariadb_collate": COLLATIONS["mariadb"],
     }
+
+
+def one_of(column: str, values: type[StrEnum]) -> str:
+    """A CHECK constraint's text: ``column`` holds one of the enum's values, in its order.
+
+    The released Alembic revisions were rendered from these texts, so the spelling (quotes,
+    separators, order) must stay as it is for the schema check to find no difference."""
+    quoted = ", ".join(f"'{v.value}'" for v in values)
+    return f"{column} IN ({quoted})"
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -179,10 +186,7 @@ def build_tables(prefix: str = "", *, charset_everywhere: bool = True) -> Tables
         Column("created_at", UTCDateTime(), nullable=False),
         Column("started_at", UTCDateTime(), nullable=True),
         Column("finished_at", UTCDateTime(), nullable=True),
-        CheckConstraint(
-            "state IN ('open', 'running', 'done', 'failed', 'cancelled')",
-            name=f"{p}job_state_check",
-        ),
+        CheckConstraint(one_of("state", JobState), name=f"{p}job_state_check"),
         UniqueConstraint("kind", "ref", name=f"{p}job_kind_ref_key"),
         **options,
     )
@@ -212,10 +216,8 @@ def build_tables(prefix: str = "", *, charset_everywhere: bool = True) -> Tables
         Column("scheduled_for", UTCDateTime(), nullable=False),
         Column("enqueued_at", UTCDateTime(), nullable=False),
         Column("job_id", ID_TYPE, nullable=True),
-        Column("outcome", string(16), nullable=False, server_default="enqueued"),
-        CheckConstraint(
-            "outcome IN ('enqueued', 'skipped')", name=f"{p}scheduled_runs_outcome_check"
-        ),
+        Column("outcome", string(16), nullable=False, server_default=SlotOutcome.ENQUEUED.value),
+        CheckConstraint(one_of("outcome", SlotOutcome), name=f"{p}scheduled_runs_outcome_check"),
         UniqueConstraint("job_name", "scheduled_for", name=f"{p}scheduled_runs_slot_key"),
         **options,
     )
@@ -239,9 +241,7 @@ def build_tables(prefix: str = "", *, charset_everywhere: bool = True) -> Tables
         Column("attempted_at", UTCDateTime(), nullable=False),
         Column("finished_at", UTCDateTime(), nullable=True),
         Column("expires_at", UTCDateTime(), nullable=True),
-        CheckConstraint(
-            "status IN ('attempted', 'done', 'failed')", name=f"{p}side_effects_status_check"
-        ),
+        CheckConstraint(one_of("status", EffectStatus), name=f"{p}side_effects_status_check"),
         **options,
     )
     # One row per finished run of a job (the job row keeps only the last one's output): who ran
@@ -263,7 +263,7 @@ def build_tables(prefix: str = "", *, charset_everywhere: bool = True) -> Tables
         Column("exit_code", Integer, nullable=True),
         Column("error", text_(), nullable=True),
         Column("output_tail", text_(), nullable=True),
-        CheckConstraint("outcome IN ('done', 'failed')", name=f"{p}job_attempts_outcome_check"),
+        CheckConstraint(one_of("outcome", AttemptOutcome), name=f"{p}job_attempts_outcome_check"),
         UniqueConstraint("job_id", "started_at", name=f"{p}job_attempts_run_key"),
         **options,
     )
