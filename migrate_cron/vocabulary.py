@@ -62,8 +62,8 @@ RETRYABLE_STATES = (JobState.FAILED, JobState.CANCELLED)
 #: What an operator's cancel acts on: what has not finished, and failed jobs (cancelling one
 #: acknowledges it: it no longer counts as failed).
 CANCELLABLE_STATES = (JobState.OPEN, JobState.RUNNING, JobState.FAILED)
-#: The states a job's row is in after its worker's fenced failure was written: open again
-#: (a retry is left) or failed (the last attempt); what the attempts history records it under.
+#: Where a run that did not succeed leaves its job: open again (an attempt is left) or failed
+#: (none is), whether its worker wrote the failure or the reaper took the lease back.
 AFTER_FAILURE_STATES = (JobState.OPEN, JobState.FAILED)
 
 

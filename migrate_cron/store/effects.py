@@ -15,7 +15,8 @@ from sqlalchemy import Connection, delete, select, update
 
 from migrate_cron.errors import EffectInDoubt
 from migrate_cron.store.base import StoreBase, aware
-from migrate_cron.store.models import Effect, EffectClaim, EffectStatus
+from migrate_cron.store.models import Effect, EffectClaim
+from migrate_cron.vocabulary import EffectStatus
 
 #: A key taken over again by another caller between our read and our UPDATE: read again, a
 #: bounded number of times (each round means someone else made progress).

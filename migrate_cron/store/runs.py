@@ -24,10 +24,8 @@ from sqlalchemy.exc import IntegrityError
 from migrate_cron.store.base import DEFAULT_MAX_ATTEMPTS, aware
 from migrate_cron.store.jobs import JobOps
 from migrate_cron.store.keys import slot_ref
-from migrate_cron.store.models import (
-    JobState,
-    RunResult,
-)
+from migrate_cron.store.models import RunResult
+from migrate_cron.vocabulary import JobState, SlotOutcome
 
 
 class RunOps(JobOps):
@@ -40,7 +38,7 @@ class RunOps(JobOps):
         *,
         payload: Any = None,
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
-        outcome: str = "enqueued",
+        outcome: str = SlotOutcome.ENQUEUED,
         kind: str | None = None,
         skip_if_running: bool = False,
     ) -> RunResult:
@@ -51,7 +49,7 @@ class RunOps(JobOps):
         ``overlap = "skip"``) records the slot as skipped while a job of its kind is running,
         as ``flock -n`` made cron skip it.
         """
-        if outcome not in ("enqueued", "skipped"):
+        if outcome not in tuple(SlotOutcome):
             raise ValueError(f"outcome must be 'enqueued' or 'skipped', not {outcome!r}")
         with self.transaction() as conn:
             return self._enqueue_run(
@@ -98,7 +96,7 @@ class RunOps(JobOps):
                             slot,
                             None,
                             max_attempts,
-                            "enqueued",
+                            SlotOutcome.ENQUEUED,
                             None,
                             name in skip_running,
                         )
@@ -143,7 +141,7 @@ class RunOps(JobOps):
         enqueued = [key for key in fresh if key[0] not in busy]
         job_ids = self._write_slots(
             conn,
-            [(name, slot, "skipped" if name in busy else "enqueued") for name, slot in fresh],
+            [(name, slot, _outcome(name in busy)) for name, slot in fresh],
             [(name, slot, fresh[(name, slot)]) for name, slot in enqueued],
         )
         ids = dict(zip(enqueued, job_ids, strict=True))
@@ -152,7 +150,7 @@ class RunOps(JobOps):
             if key in known:
                 results.append(known[key])
                 continue
-            made = RunResult(True, ids.get(key), "skipped" if key[0] in busy else "enqueued")
+            made = RunResult(True, ids.get(key), _outcome(key[0] in busy))
             results.append(made)
             known[key] = RunResult(False, made.job_id, made.outcome)  # a repeat in the chunk
         return results
@@ -273,7 +271,7 @@ class RunOps(JobOps):
     ) -> RunResult:
         runs = self.tables.scheduled_runs
         slot = scheduled_for.astimezone(UTC)
-        if skip_if_running and outcome == "enqueued":
+        if skip_if_running and outcome == SlotOutcome.ENQUEUED:
             job = self.tables.job
             busy = conn.execute(
                 select(job.c.id)
@@ -285,7 +283,7 @@ class RunOps(JobOps):
                 .limit(1)
             ).first()
             if busy is not None:
-                outcome = "skipped"
+                outcome = SlotOutcome.SKIPPED
         run_id = self._insert_if_absent(
             conn,
             runs,
@@ -304,8 +302,8 @@ class RunOps(JobOps):
                 )
             ).one()
             return RunResult(False, row.job_id, row.outcome)
-        if outcome == "skipped":
-            return RunResult(True, None, "skipped")
+        if outcome == SlotOutcome.SKIPPED:
+            return RunResult(True, None, SlotOutcome.SKIPPED)
         result = self._enqueue(
             conn,
             kind or job_name,
@@ -317,7 +315,7 @@ class RunOps(JobOps):
             slot,
         )
         conn.execute(update(runs).where(runs.c.id == run_id).values(job_id=result.job_id))
-        return RunResult(True, result.job_id, "enqueued")
+        return RunResult(True, result.job_id, SlotOutcome.ENQUEUED)
 
     def last_run(self, job_name: str) -> datetime | None:
         """The newest recorded slot of a job (enqueued or skipped)."""
@@ -356,7 +354,7 @@ class RunOps(JobOps):
                         "job_name": job_name,
                         "scheduled_for": slot,
                         "enqueued_at": self.now_sql(),
-                        "outcome": "skipped",
+                        "outcome": SlotOutcome.SKIPPED,
                     }
                     key = ("job_name", "scheduled_for")
                     if self._insert_if_absent(conn, runs, values, key) is not None:
@@ -370,3 +368,8 @@ class RunOps(JobOps):
             q = q.where(runs.c.job_name == job_name)
         with self.transaction(readonly=True) as conn:
             return [dict(r._mapping) for r in conn.execute(q)]
+
+
+def _outcome(busy: bool) -> SlotOutcome:
+    """A new slot's outcome: skipped while a run of its ``overlap = "skip"`` job is running."""
+    return SlotOutcome.SKIPPED if busy else SlotOutcome.ENQUEUED
