@@ -11,6 +11,7 @@ from migrate_cron.store.results import EnqueueResult as EnqueueResult
 from migrate_cron.store.results import RunResult as RunResult
 
 # Defined with the project's other words, re-exported beside the values that hold them.
+from migrate_cron.vocabulary import AttemptOutcome, SlotOutcome
 from migrate_cron.vocabulary import EffectStatus as EffectStatus
 from migrate_cron.vocabulary import JobState as JobState
 
@@ -78,10 +79,10 @@ class SlotStatus:
 
     job_name: str
     slot: datetime
-    outcome: str
+    outcome: SlotOutcome
     enqueued_at: datetime
     job_id: int | None = None
-    job_state: str | None = None
+    job_state: JobState | None = None
     started_at: datetime | None = None
     finished_at: datetime | None = None
 
@@ -167,7 +168,7 @@ class Attempt:
     worker: str
     started_at: datetime
     finished_at: datetime
-    outcome: str
+    outcome: AttemptOutcome
     exit_code: int | None
     error: str | None
     output_tail: str | None

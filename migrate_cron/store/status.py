@@ -49,7 +49,7 @@ from migrate_cron.store.base import aware_or_none
 from migrate_cron.store.keys import CHAIN_REF_PREFIX
 from migrate_cron.store.models import KindStatus, QueueStatus, SlotStatus
 from migrate_cron.store.schema import UTCDateTime
-from migrate_cron.vocabulary import COUNTED_STATES, FINISHED_STATES, JobState
+from migrate_cron.vocabulary import COUNTED_STATES, FINISHED_STATES, JobState, SlotOutcome
 
 PERCENTILES = (0.5, 0.95)
 
@@ -308,10 +308,10 @@ class StatusQueries:
             SlotStatus(
                 job_name=r.job_name,
                 slot=aware_or_none(r.scheduled_for),  # type: ignore[arg-type]
-                outcome=r.outcome,
+                outcome=SlotOutcome(r.outcome),
                 enqueued_at=aware_or_none(r.enqueued_at),  # type: ignore[arg-type]
                 job_id=int(r.job_id) if r.job_id is not None else None,
-                job_state=r.job_state,
+                job_state=JobState(r.job_state) if r.job_state is not None else None,
                 started_at=aware_or_none(r.started_at),
                 finished_at=aware_or_none(r.finished_at),
             )
