@@ -53,7 +53,7 @@ class JobState(StrEnum):
     CANCELLED = "cancelled"
 
 
-#: The states a job leaves only by an operator's hand or the cleanup: it will not run again.
+#: Finished: the job does not run again (a failed one only if an operator retries it).
 FINISHED_STATES = (JobState.DONE, JobState.FAILED)
 #: Not yet finished: a worker still runs it or will (what a rollback and ``run --wait`` wait for).
 UNFINISHED_STATES = (JobState.OPEN, JobState.RUNNING)
@@ -127,7 +127,15 @@ DEFAULT_NOTIFY_EVENTS = (NotifyEvent.FAILED,)
 
 class QueueCount(StrEnum):
     """What ``status`` and the metrics count per kind: the job states, with ``open`` split
-    into ``ready`` (due now) and ``scheduled`` (``run_at`` in the future)."""
+    into ``ready`` (due now) and ``scheduled`` (``run_at`` in the future).
+
+    "Ready" was spelled as three lists of states with different members, and they do mean
+    different things: ``done`` is counted only within the window (jobs finished since its
+    start), every other state whatever the rows' age (a failed job needs a person until it is
+    handled). So the store reads the states counted whole (``COUNTED_STATES``) and the done
+    ones apart; the metrics' jobs gauge shows the counts that do not depend on a window
+    (``LIVE_COUNTS``); ``status``'s totals add up all of them (``ALL_COUNTS``).
+    """
 
     READY = "ready"
     SCHEDULED = "scheduled"
@@ -137,12 +145,9 @@ class QueueCount(StrEnum):
     CANCELLED = "cancelled"
 
 
-# Three lists of states that look alike and mean different things, each defined once here:
-#: The job states counted whole, however old (open is then split into ready and scheduled).
-#: Done is not among them: it is counted only within a window (``status --since``), since the
-#: done rows are most of the table and only recent ones say anything.
+#: The job states counted whole, whatever the rows' age; done is counted within the window.
 COUNTED_STATES = (JobState.OPEN, JobState.RUNNING, JobState.FAILED, JobState.CANCELLED)
-#: The counts that describe the queue now, whatever the window: the metrics' jobs gauge.
+#: The counts that do not depend on the window: the metrics' jobs gauge, one per count.
 LIVE_COUNTS = tuple(c for c in QueueCount if c is not QueueCount.DONE)
 #: Every count of a kind, done within the window included: ``status``'s totals.
 ALL_COUNTS = tuple(QueueCount)
