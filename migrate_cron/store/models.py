@@ -126,7 +126,7 @@ class Effect:
     """One ledger row. ``holder`` is ``host:pid`` of the run that last took the key."""
 
     key: str
-    status: str
+    status: EffectStatus
     holder: str | None
     job_id: int | None
     attempts: int
