@@ -27,7 +27,8 @@ from types import FrameType
 from typing import TYPE_CHECKING
 
 from migrate_cron.errors import EffectInDoubt, UsageError
-from migrate_cron.store.models import Effect, EffectStatus
+from migrate_cron.store.models import Effect
+from migrate_cron.vocabulary import EffectStatus
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection

@@ -27,6 +27,7 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector, CollectorRegistry
 
 from migrate_cron.store.leases import SCHEDULER_LEASE
+from migrate_cron.vocabulary import LIVE_COUNTS
 
 if TYPE_CHECKING:
     from migrate_cron.ops.status import StatusReport
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-STATES = ("ready", "scheduled", "running", "failed", "cancelled")
 QUANTILES = (("0.5", "duration_p50"), ("0.95", "duration_p95"), ("1", "duration_max"))
 
 
@@ -143,7 +143,7 @@ class QueueCollector(Collector):
             up.add_metric([], 1)
             took_g.add_metric([], took)
             for k in report.kinds:
-                for state in STATES:
+                for state in LIVE_COUNTS:
                     jobs.add_metric([k.kind, state], getattr(k, state))
                 done.add_metric([k.kind], k.done)
                 age.add_metric([k.kind], k.oldest_ready_age or 0.0)

@@ -16,15 +16,18 @@ import typer
 
 from migrate_cron.cli.common import DatabaseUrl, JsonFlag, RegistryPath, TablePrefix
 from migrate_cron.config import DEFAULT_DATABASE_URL, DEFAULT_REGISTRY
-from migrate_cron.store.models import JobState
+from migrate_cron.vocabulary import (
+    CANCELLABLE_STATES,
+    RETRYABLE_STATES,
+    UNFINISHED_STATES,
+    JobState,
+)
 
 if TYPE_CHECKING:
     from migrate_cron.store import Store
     from migrate_cron.store.models import Attempt, Job
 
-STATES = (JobState.OPEN, JobState.RUNNING, JobState.DONE, JobState.FAILED, JobState.CANCELLED)
-RETRYABLE_BY_ID = (JobState.FAILED, JobState.CANCELLED)
-CANCELLABLE = (JobState.OPEN, JobState.RUNNING, JobState.FAILED)
+STATES = tuple(JobState)
 
 jobs_app = typer.Typer(
     name="jobs",
@@ -201,7 +204,7 @@ def retry(
     chosen = sum([bool(ids), kind is not None, all_failed])
     if chosen != 1:
         raise UsageError("name what to retry: job ids, or --kind KIND, or --all-failed")
-    states = RETRYABLE_BY_ID if ids else (JobState.FAILED,)
+    states = RETRYABLE_STATES if ids else (JobState.FAILED,)
     with _store(database_url, table_prefix) as store:
         n = store.count_jobs(ids or None, kind=kind, states=states)
         what = _what(n, ids, kind, "failed or cancelled" if ids else "failed")
@@ -234,7 +237,7 @@ def cancel(
     from migrate_cron.cli.common import info
 
     with _store(database_url, table_prefix) as store:
-        n = store.count_jobs(ids, states=CANCELLABLE)
+        n = store.count_jobs(ids, states=CANCELLABLE_STATES)
         running = store.count_jobs(ids, states=(JobState.RUNNING,)) if n else 0
         if n and not _confirm(
             f"Cancel {_what(n, ids, None, 'open, running or failed')}?", yes, "cancel"
@@ -372,13 +375,13 @@ def run_now(
         job_id = store.enqueue(spec.name, data, max_attempts=spec.max_attempts).job_id
         if not wait:
             if as_json:
-                print_json({"job": spec.name, "job_id": job_id, "state": "open"})
+                print_json({"job": spec.name, "job_id": job_id, "state": JobState.OPEN})
             else:
                 info(f"enqueued {spec.name} as job {job_id}; `migrate-cron jobs show {job_id}`")
             return
         deadline = None if timeout is None else time.monotonic() + timeout
         job = store.get(job_id)
-        while job is not None and job.state in (JobState.OPEN, JobState.RUNNING):
+        while job is not None and job.state in UNFINISHED_STATES:
             if deadline is not None and time.monotonic() > deadline:
                 info(f"job {job_id} is still {job.state} after {timeout:g}s (is a worker running?)")
                 raise typer.Exit(2)

@@ -24,7 +24,7 @@ from migrate_cron.cli.common import (
     reflow,
 )
 from migrate_cron.config import DEFAULT_DATABASE_URL, DEFAULT_REGISTRY
-from migrate_cron.store.models import JobState
+from migrate_cron.vocabulary import UNFINISHED_STATES, Mode
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -389,7 +389,7 @@ def _check_database(url: str, prefix: str, name: str, to: str) -> None:
     store = open_store(url, prefix)
     try:
         store.count_jobs(kind=name)
-        if to == "scheduler":
+        if to == Mode.SCHEDULER:
             holder = store.lease_holder("migrate-cron-scheduler")
             now = store.db_now()
             if holder is None or holder[1] < now:
@@ -432,7 +432,7 @@ def _explain_migrate(result: SwitchResult, registry: Path, dry_run: bool) -> Non
         for note in result.notes:
             info(escape(f"note: {note}"))
         return
-    if result.mode == "enqueue":
+    if result.mode == Mode.ENQUEUE:
         info(
             f"switched {name} to enqueue: line {result.line} of {result.crontab} now only "
             "enqueues it; the schedule stays in cron and workers run the command with retries"
@@ -443,7 +443,7 @@ def _explain_migrate(result: SwitchResult, registry: Path, dry_run: bool) -> Non
             "commented out; `migrate-cron scheduler` now fires it"
         )
     info(f"backup of the previous file: {result.backup}; registry: {registry} (mode updated)")
-    if result.run_as and result.mode == "enqueue":
+    if result.run_as and result.mode == Mode.ENQUEUE:
         info(
             f"cron runs this line as {result.run_as}: that user must be able to read "
             f"{registry.resolve()} and reach the database (for SQLite: write the file and its "
@@ -483,7 +483,7 @@ def _warn_queued(url: str, prefix: str, name: str) -> None:
 
     store = open_store(url, prefix)
     try:
-        waiting = store.count_jobs(kind=name, states=(JobState.OPEN, JobState.RUNNING))
+        waiting = store.count_jobs(kind=name, states=UNFINISHED_STATES)
     except MigrateCronError:
         return
     finally:

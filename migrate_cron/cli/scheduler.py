@@ -477,8 +477,11 @@ def _once_summary(events: Sequence[RunEvent], next_due: datetime | None) -> str:
     """One line after ``--once``, also when nothing was due (silence read as "broken")."""
     from collections import Counter
 
+    from migrate_cron.scheduler.policy import ENQUEUE, RECORD_SKIPPED
+    from migrate_cron.vocabulary import SlotOutcome
+
     counts = Counter(e.action for e in events)
-    done = {"enqueue": "enqueued", "skip": "skipped"}
+    done = {ENQUEUE: SlotOutcome.ENQUEUED, RECORD_SKIPPED: SlotOutcome.SKIPPED}
     parts = [f"{n} {done.get(a, a)}" for a, n in sorted(counts.items())]
     what = f" ({', '.join(parts)})" if parts else ""
     slots = "slot" if len(events) == 1 else "slots"

@@ -41,6 +41,7 @@ from migrate_cron.migration.registry_writer import (
     Refusal,
 )
 from migrate_cron.registry import NUL_REASON, Source, env_problem
+from migrate_cron.vocabulary import Overlap, Policy
 
 if TYPE_CHECKING:
     from migrate_cron.analysis.report import JobReport, Report
@@ -62,7 +63,7 @@ class Advice:
     policy and a comment for the registry entry."""
 
     name: str = "job"
-    policy: str = "skip"
+    policy: Policy = Policy.SKIP
     note: str = ""
     #: The line guards itself with a lock wrapper (flock -n …): one run at a time, skip
     #: a slot while one runs — what the registry's concurrency/overlap now give.
@@ -272,10 +273,10 @@ def _job(
         stdin=line.stdin,
         cwd=home,
         cwd_fallback=cron.home_missing_dir,
-        policy=hint.policy,
+        policy=hint.policy.value,
         note=note + (f"\n{where}" if where else "") + (_LOCKED if hint.locked else ""),
         concurrency=1 if hint.locked else None,
-        overlap="skip" if hint.locked else None,
+        overlap=Overlap.SKIP.value if hint.locked else None,
     )
     return job, where.removeprefix("cwd: ") if missing else None
 
@@ -458,7 +459,7 @@ def advice_for(report: Report) -> dict[tuple[str | None, str, int], Advice]:
         note += f"\npolicy {verdict.policy}: {verdict.policy_reason}"
         advice[(r.job.host, resolved(line.file), line.number)] = Advice(
             name=r.job.name,
-            policy=str(verdict.policy),
+            policy=verdict.policy,
             note=note,
             locked=any(f.rule == RuleId.OVERLAP_LOCK for f in r.findings),
             errors=line_errors(r),

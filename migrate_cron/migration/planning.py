@@ -17,6 +17,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from migrate_cron.vocabulary import Policy
+
 if TYPE_CHECKING:
     from migrate_cron.analysis.report import Report
 
@@ -44,7 +46,7 @@ class PlanRow:
     schedule: str
     reasons: tuple[str, ...]
     recommendation: str
-    policy: str
+    policy: Policy
     registry_name: str | None = None
     #: ``--format user|system`` for ``migrate`` when the file's place does not say it.
     format_hint: str | None = None
@@ -128,7 +130,7 @@ def plan_rows(report: Report) -> list[PlanRow]:
                 schedule=item.schedule,
                 reasons=item.reasons,
                 recommendation=item.recommendation,
-                policy=item.policy,
+                policy=Policy(item.policy),
                 format_hint=inferred.get(item.file),
             )
         )

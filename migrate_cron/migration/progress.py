@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from migrate_cron.errors import MigrateCronError
 from migrate_cron.migration.registry_writer import source_path
 from migrate_cron.registry import JobSpec, Registry
+from migrate_cron.vocabulary import Mode
 
 if TYPE_CHECKING:
     from migrate_cron.store.models import KindHistory
@@ -34,7 +35,7 @@ class Step:
 @dataclass(frozen=True)
 class ProgressRow:
     name: str
-    mode: str
+    mode: Mode
     where: str
     switched_at: datetime | None
     done: int | None
@@ -47,7 +48,7 @@ class ProgressRow:
 
     @property
     def last_run_text(self) -> str:
-        if self.mode == "cron":
+        if self.mode == Mode.CRON:
             return "(cron)"
         if self.last_success is None:
             return "never" if self.done is not None else "?"
@@ -55,7 +56,7 @@ class ProgressRow:
 
     @property
     def runs_text(self) -> str:
-        if self.mode == "cron" or self.done is None:
+        if self.mode == Mode.CRON or self.done is None:
             return "-"
         return f"{self.done} done, {self.failed} failed, {self.waiting} waiting"
 
@@ -85,7 +86,7 @@ def progress(
     base = Path(registry.path).resolve().parent
     if steps is None:
         steps = plan_steps(registry, base)
-    switched = [j.name for j in registry if j.mode != "cron"]
+    switched = [j.name for j in registry if j.mode != Mode.CRON]
     error: str | None = None
     history: Mapping[str, KindHistory] = {}
     if switched:
@@ -95,7 +96,7 @@ def progress(
             error = str(exc)
     order = {name: s.order for name, s in steps.items()}
     rows = [_row(job, base, steps.get(job.name), history.get(job.name)) for job in registry]
-    rows.sort(key=lambda r: (r.mode == "cron", order.get(r.name, 10**6), r.name))
+    rows.sort(key=lambda r: (r.mode == Mode.CRON, order.get(r.name, 10**6), r.name))
     return rows, error
 
 
@@ -132,7 +133,7 @@ def _row(job: JobSpec, base: Path, step: Step | None, h: KindHistory | None) -> 
         where = f"{job.source.file}:{job.source.line}"
     return ProgressRow(
         name=job.name,
-        mode=job.mode,
+        mode=Mode(job.mode),
         where=where,
         switched_at=job.migration.switched_at if job.migration else None,
         done=h.done if h else None,
@@ -147,7 +148,7 @@ def _row(job: JobSpec, base: Path, step: Step | None, h: KindHistory | None) -> 
 
 def _next(job: JobSpec, step: Step | None, h: KindHistory | None) -> str:
     name = job.name
-    if job.mode == "cron":
+    if job.mode == Mode.CRON:
         if job.source is None:
             return "not from a crontab: nothing to migrate"
         if step is None:
@@ -164,7 +165,7 @@ def _next(job: JobSpec, step: Step | None, h: KindHistory | None) -> str:
         )
     if not h.done:
         return f"wait for its next slot, then `migrate-cron verify {name}`"
-    if job.mode == "enqueue":
+    if job.mode == Mode.ENQUEUE:
         return (
             f"running from the queue; `migrate-cron verify {name}` — later, optionally "
             f"`migrate-cron migrate {name} --to scheduler`"

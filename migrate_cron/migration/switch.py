@@ -74,8 +74,8 @@ class SwitchResult:
     """What a migrate or rollback did (or, with ``written`` False, would do)."""
 
     name: str
-    mode: str
-    previous_mode: str
+    mode: Mode
+    previous_mode: Mode
     crontab: str
     line: int
     before: str
@@ -140,7 +140,7 @@ def migrate(
             raise AlreadyThere(f"{name} already runs via {to} from {where} (nothing to do)")
         if install and len(todo) > 1:
             raise UsageError("--install switches one user crontab: name it with --crontab")
-        if spec.mode != "cron" and not spec.migrations:
+        if spec.mode != Mode.CRON and not spec.migrations:
             raise Refused(
                 f"{name} has mode {spec.mode!r} but no record of a switch by migrate-cron; "
                 'set its mode back to "cron" in the registry, then migrate it'
@@ -199,7 +199,7 @@ def rollback(
         loaded = _load(registry_path, name)
         spec = loaded.spec
         if not spec.migrations:
-            if spec.mode == "cron":
+            if spec.mode == Mode.CRON:
                 raise AlreadyThere(f"{name} is not switched (mode cron): nothing to roll back")
             raise Refused(
                 f"{name} has mode {spec.mode!r} but no record of a switch by migrate-cron, so "
@@ -224,7 +224,7 @@ def rollback(
             changes.append(_restore_origin(spec, src, mig, path, do_install))
             remaining.pop(mig.origin, None)
         mode = spec.mode if remaining else first.previous_mode
-        results = [replace(c.result, mode=mode) for c in changes]
+        results = [replace(c.result, mode=Mode(mode)) for c in changes]
         if do_install:
             _check_installed(installer, changes[0].before, changes[0].path)
         if dry_run:
@@ -292,7 +292,7 @@ def _switch_origin(
                 f"{len(rest)} other origin(s) still run it from cron ({', '.join(rest[:3])}): "
                 "until they are switched too, each slot runs once per such host as before"
             )
-    if to == "enqueue":
+    if to == Mode.ENQUEUE:
         try:
             new_line = enqueue_line(src.text, src.user is not None, target.argv(name))
         except ValueError as exc:
@@ -303,8 +303,8 @@ def _switch_origin(
     shown = str(path)
     result = SwitchResult(
         name=name,
-        mode=to,
-        previous_mode=spec.mode,
+        mode=Mode(to),
+        previous_mode=Mode(spec.mode),
         crontab=shown,
         line=number,
         before=text.lines[number - 1],
@@ -354,8 +354,8 @@ def _restore_origin(
     shown = str(path)
     result = SwitchResult(
         name=name,
-        mode=mig.previous_mode,
-        previous_mode=spec.mode,
+        mode=Mode(mig.previous_mode),
+        previous_mode=Mode(spec.mode),
         crontab=shown,
         line=number,
         before=text.lines[number - 1],
@@ -558,7 +558,7 @@ def _locate(text: CrontabText, expected: str, hint: int, path: Path, name: str, 
     found = text.find(expected)
     if len(found) == 1:
         return found[0]
-    if mode == "cron":
+    if mode == Mode.CRON:
         raise Refused(_changed(path, name, expected, hint, text, found))
     raise Refused(_not_found(path, name, expected, found, text))
 

@@ -34,6 +34,7 @@ from migrate_cron.errors import MigrateCronError
 from migrate_cron.migration.crontab_file import CrontabText
 from migrate_cron.migration.registry_writer import source_path
 from migrate_cron.registry import JobSpec, Migration, Registry, Source
+from migrate_cron.vocabulary import Mode
 
 if TYPE_CHECKING:
     from migrate_cron.crontab.entry import CrontabFile, CrontabLine
@@ -56,7 +57,7 @@ class Check:
 @dataclass(frozen=True)
 class VerifyReport:
     name: str
-    mode: str
+    mode: Mode
     checks: tuple[Check, ...]
 
     @property
@@ -106,7 +107,7 @@ def verify_job(
         checks.append(_registry_errors(registry))
     if live is not None:
         checks.append(_alive(spec, live, queue.data.get("claimed")))
-    return VerifyReport(spec.name, spec.mode, tuple(checks))
+    return VerifyReport(spec.name, Mode(spec.mode), tuple(checks))
 
 
 def _registry_errors(registry: Registry) -> Check:
@@ -216,7 +217,7 @@ def _produced(
     """The slots migrate-cron records: in enqueue mode cron's fire times mapped by
     ``--slot auto`` (the registry's latest slot at or before the fire time); otherwise the
     registry's own slots (what the scheduler will enqueue)."""
-    if mode == "enqueue":
+    if mode == Mode.ENQUEUE:
         out = []
         for t in fired:
             slot = ours.latest_at_or_before(t)
@@ -240,7 +241,7 @@ def _original_line(
         details.append(f"the crontab {path or src.file} does not exist")
         return None
     text = CrontabText.read(path)
-    switched = origin.migration is not None and spec.mode == "enqueue"
+    switched = origin.migration is not None and spec.mode == Mode.ENQUEUE
     expected = origin.migration.line if origin.migration else src.text
     found = [n for n in text.find(expected)]
     number = src.line if src.line in found else (found[0] if len(found) == 1 else None)
@@ -303,7 +304,7 @@ def _dual(
             if _norm(line.shell_command or "") == want:
                 problems.append(f"{path}:{line.number} still runs the command: {line.text}")
                 unswitched = [o for o in here if o.migration is None and o.source]
-                if spec.mode != "cron" and unswitched and unswitched[0].source:
+                if spec.mode != Mode.CRON and unswitched and unswitched[0].source:
                     host = unswitched[0].source.host
                     label = f"{host}:{path}" if host else str(path)
                     notes.append(
@@ -317,7 +318,7 @@ def _dual(
                 )
     for other in registry:
         same = other.name != spec.name and other.command and _norm(other.command) == want
-        if same and (other.mode != "cron" or spec.mode != "cron"):
+        if same and (other.mode != Mode.CRON or spec.mode != Mode.CRON):
             problems.append(f"registry job {other.name} (mode {other.mode}) runs the same command")
     if problems:
         problems.append("comment out or remove the other line (or job), then verify again")
@@ -336,7 +337,7 @@ def _own_number(spec: JobSpec, origin: _Origin, jobs: Sequence[CrontabLine]) -> 
     """The job's own line while it is still on cron (its source line): not a second runner.
     Once the job is switched, a line still running the command is one."""
     src = origin.source
-    if spec.mode != "cron" or src is None:
+    if spec.mode != Mode.CRON or src is None:
         return None
     same = [ln.number for ln in jobs if ln.text == src.text]
     if src.line in same:
@@ -358,7 +359,7 @@ def _enqueues(line: CrontabLine, name: str) -> bool:
     return (
         len(words) >= 3
         and words[0].endswith("migrate-cron")
-        and words[1] == "enqueue"
+        and words[1] == "enqueue"  # vocabulary: the command, not the mode
         and words[2] == name
     )
 
@@ -373,7 +374,7 @@ def _failures(spec: JobSpec) -> Check:
 
     title = "a failed run reaches the queue"
     hidden = find(spec.command or "")
-    if hidden.tail and (spec.mode == "cron" or spec.migration is None):
+    if hidden.tail and (spec.mode == Mode.CRON or spec.migration is None):
         return Check(
             "failures",
             title,
@@ -409,7 +410,7 @@ def _failures(spec: JobSpec) -> Check:
 
 def _queue(spec: JobSpec, now: datetime, history: Callable[[datetime], KindHistory]) -> Check:
     title = "runs in the queue since the switch"
-    if spec.mode == "cron" or spec.migration is None:
+    if spec.mode == Mode.CRON or spec.migration is None:
         return Check("queue", title, SKIPPED, "not switched yet: cron still runs it")
     since = min(m.switched_at for m in spec.migrations)
     try:
@@ -490,7 +491,7 @@ class Liveness:
 
 def _alive(spec: JobSpec, live: Callable[[], Liveness], ran: int | None) -> Check:
     title = "a scheduler and a worker serve it"
-    if spec.mode == "cron" or spec.migration is None:
+    if spec.mode == Mode.CRON or spec.migration is None:
         return Check("alive", title, SKIPPED, "not switched yet: cron still runs it")
     try:
         seen = live()
@@ -499,7 +500,7 @@ def _alive(spec: JobSpec, live: Callable[[], Liveness], ran: int | None) -> Chec
     problems: list[str] = []
     fine: list[str] = []
     unknown: list[str] = []
-    if spec.mode == "scheduler":
+    if spec.mode == Mode.SCHEDULER:
         if seen.leader is None:
             problems.append(
                 "no scheduler holds the leader lease: nothing enqueues this job's slots; "

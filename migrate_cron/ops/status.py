@@ -23,7 +23,8 @@ from typing import Any
 
 from migrate_cron.ops.durations import format_duration
 from migrate_cron.registry import JobSpec
-from migrate_cron.store.models import JobState, KindStatus, QueueStatus, SlotStatus
+from migrate_cron.store.models import KindStatus, QueueStatus, SlotStatus
+from migrate_cron.vocabulary import ALL_COUNTS, JobState, Mode, SlotOutcome
 
 #: ``(spec, after) -> first slot strictly after ``after``, or None`` — injectable for tests.
 SlotFinder = Callable[[JobSpec, datetime], datetime | None]
@@ -73,8 +74,7 @@ class StatusReport:
 
     @property
     def totals(self) -> dict[str, int]:
-        keys = ("ready", "scheduled", "running", "done", "failed", "cancelled")
-        return {k: sum(getattr(r, k) for r in self.kinds) for k in keys}
+        return {k.value: sum(getattr(r, k) for r in self.kinds) for k in ALL_COUNTS}
 
 
 @dataclass(frozen=True)
@@ -185,7 +185,7 @@ def unpromised(spec: JobSpec | None) -> str | None:
     """
     if spec is None:
         return None
-    if spec.mode == "cron":
+    if spec.mode == Mode.CRON:
         return "still on cron"
     if not spec.schedule:
         return "no schedule"
@@ -198,7 +198,7 @@ def scheduling_lag(
     """Seconds late and why (see the module docstring); (None, reason) when it does not apply."""
     if following is not None and following <= now:
         return (now - following).total_seconds(), "next slot not enqueued"
-    if slot.outcome == "skipped":
+    if slot.outcome == SlotOutcome.SKIPPED:
         return None, "slot skipped"
     if slot.started_at is not None:
         return max(0.0, (slot.started_at - slot.slot).total_seconds()), "started"

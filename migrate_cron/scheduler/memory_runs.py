@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from migrate_cron.store.models import RunResult
+from migrate_cron.vocabulary import SlotOutcome
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,14 +45,14 @@ class MemoryLedger:
         *,
         payload: Any = None,
         max_attempts: int = 5,
-        outcome: str = "enqueued",
+        outcome: str = SlotOutcome.ENQUEUED,
         kind: str | None = None,
     ) -> RunResult:
         slot = scheduled_for if scheduled_for.tzinfo is UTC else scheduled_for.astimezone(UTC)
         row = self.rows.get((job_name, slot))
         if row is not None:
             return RunResult(False, row.job_id, row.outcome)
-        job_id = next(self._ids) if outcome == "enqueued" else None
+        job_id = next(self._ids) if outcome == SlotOutcome.ENQUEUED else None
         self._put(LedgerRow(job_name, slot, outcome, job_id))
         return RunResult(True, job_id, outcome)
 
@@ -65,13 +66,13 @@ class MemoryLedger:
     def record_skipped(self, job_name: str, slots: Sequence[datetime]) -> list[datetime]:
         fresh = []
         for s in slots:
-            if self.enqueue_run(job_name, s, outcome="skipped").created:
+            if self.enqueue_run(job_name, s, outcome=SlotOutcome.SKIPPED).created:
                 fresh.append(s.astimezone(UTC))
         return fresh
 
     def seed(self, job_name: str, slot: datetime) -> None:
         """Pretend ``slot`` ran before the simulated period (not reported as an event)."""
-        self._put(LedgerRow(job_name, slot.astimezone(UTC), "enqueued", None))
+        self._put(LedgerRow(job_name, slot.astimezone(UTC), SlotOutcome.ENQUEUED, None))
 
     def _put(self, row: LedgerRow) -> None:
         self.rows[(row.job_name, row.scheduled_for)] = row

@@ -69,15 +69,17 @@ class Decision:
 
 @dataclass(frozen=True, slots=True)
 class MissedRunPolicy:
-    """A job's rule for late slots; ``policy`` is one of ``skip``, ``run-once``, ``backfill``."""
+    """A job's rule for late slots; ``policy`` is one of ``skip``, ``run-once``, ``backfill``
+    (a value read from the registry becomes its ``Policy`` member)."""
 
-    policy: str = SKIP
+    policy: Policy = SKIP
     max_backfill: int = 10
     misfire_grace: float = 60.0
 
     def __post_init__(self) -> None:
         if self.policy not in POLICIES:
             raise ValueError(f"policy {self.policy!r} is not one of {', '.join(POLICIES)}")
+        object.__setattr__(self, "policy", Policy(self.policy))
         if self.max_backfill < 0:
             raise ValueError("max_backfill must be 0 or more")
         if self.misfire_grace < 0:
@@ -99,7 +101,7 @@ class MissedRunPolicy:
     def _missed(self, missed: Sequence[datetime]) -> list[Decision]:
         if not missed:
             return []
-        return MISSED_RULES[Policy(self.policy)](missed, self.max_backfill)
+        return MISSED_RULES[self.policy](missed, self.max_backfill)
 
 
 def _skip(missed: Sequence[datetime], _cap: int) -> list[Decision]:

@@ -27,6 +27,7 @@ from migrate_cron.scheduler.policy import (
     MissedRunPolicy,
     SlotSource,
 )
+from migrate_cron.vocabulary import Mode, Overlap, Policy, SlotOutcome
 
 if TYPE_CHECKING:
     from migrate_cron.registry import JobSpec
@@ -62,8 +63,8 @@ class ScheduledJob:
     schedule: SlotSource
     rule: MissedRunPolicy = field(default_factory=MissedRunPolicy)
     max_attempts: int = 5
-    #: "skip": a slot due while a run still runs is recorded as skipped (``flock -n``).
-    overlap: str = "wait"
+    #: SKIP: a slot due while a run still runs is recorded as skipped (``flock -n``).
+    overlap: Overlap = Overlap.WAIT
 
     @classmethod
     def from_spec(cls, spec: JobSpec) -> ScheduledJob:
@@ -74,9 +75,9 @@ class ScheduledJob:
         return cls(
             name=spec.name,
             schedule=Schedule.parse(spec.schedule, spec.timezone),
-            rule=MissedRunPolicy(spec.policy, spec.max_backfill, spec.misfire_grace),
+            rule=MissedRunPolicy(Policy(spec.policy), spec.max_backfill, spec.misfire_grace),
             max_attempts=spec.max_attempts,
-            overlap=spec.overlap or "wait",
+            overlap=Overlap(spec.overlap or Overlap.WAIT),
         )
 
 
@@ -97,7 +98,7 @@ def owned_jobs(specs: Iterable[JobSpec], include_all: bool = False) -> list[JobS
     """Which registry jobs a scheduler fires: scheduled jobs in mode ``scheduler``, or every
     scheduled job with ``include_all`` (then ``enqueue``/``cron`` lines firing the same job are
     harmless: the slot key dedupes them)."""
-    return [s for s in specs if s.schedule and (include_all or s.mode == "scheduler")]
+    return [s for s in specs if s.schedule and (include_all or s.mode == Mode.SCHEDULER)]
 
 
 class Scheduler:
@@ -243,10 +244,10 @@ class Scheduler:
             chunk = enqueue[start : start + WRITE_BATCH]
             results = self.runs.enqueue_runs(
                 [(j.name, d.slot, j.max_attempts) for j, d in chunk],
-                skip_running={j.name for j, _ in chunk if j.overlap == "skip"},
+                skip_running={j.name for j, _ in chunk if j.overlap == Overlap.SKIP},
             )
             for (j, d), r in zip(chunk, results, strict=True):
-                if r.created and r.outcome == "skipped":
+                if r.created and r.outcome == SlotOutcome.SKIPPED:
                     reason = "overlap: the previous run is still running"
                     events.append(RunEvent(j.name, d.slot, RECORD_SKIPPED, reason, True))
                 else:

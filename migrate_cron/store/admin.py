@@ -24,9 +24,9 @@ from migrate_cron.store.base import aware
 from migrate_cron.store.models import (
     CleanupResult,
     Job,
-    JobState,
     KindHistory,
 )
+from migrate_cron.vocabulary import CANCELLABLE_STATES, RETRYABLE_STATES, JobState
 
 
 class AdminOps(AttemptOps):
@@ -72,7 +72,7 @@ class AdminOps(AttemptOps):
         *,
         kind: str | None = None,
         all_failed: bool = False,
-        states: Sequence[str] = (JobState.FAILED, JobState.CANCELLED),
+        states: Sequence[str] = RETRYABLE_STATES,
         batch: int = 1000,
     ) -> int:
         """Put failed (or cancelled) jobs back to ``open`` now, attempts reset. In chunks."""
@@ -103,7 +103,7 @@ class AdminOps(AttemptOps):
         job = self.tables.job
         cond = [
             job.c.id.in_(list(ids)),
-            job.c.state.in_([JobState.OPEN, JobState.RUNNING, JobState.FAILED]),
+            job.c.state.in_(CANCELLABLE_STATES),
         ]
         return self._chunked_update(
             cond,

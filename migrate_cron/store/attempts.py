@@ -24,6 +24,7 @@ from sqlalchemy import Connection, insert, inspect, select
 
 from migrate_cron.store.base import StoreBase, aware, storable
 from migrate_cron.store.models import Attempt, AttemptRun
+from migrate_cron.vocabulary import AttemptOutcome
 
 #: Characters of output kept per attempt (the end of it: where errors are).
 OUTPUT_TAIL = 4000
@@ -111,7 +112,7 @@ class AttemptOps(StoreBase):
                 worker=r.worker,
                 started_at=aware(r.started_at),
                 finished_at=aware(r.finished_at),
-                outcome=r.outcome,
+                outcome=AttemptOutcome(r.outcome),
                 exit_code=r.exit_code,
                 error=r.error,
                 output_tail=r.output_tail,

@@ -15,7 +15,8 @@ from sqlalchemy import Connection, delete, select, update
 
 from migrate_cron.errors import EffectInDoubt
 from migrate_cron.store.base import StoreBase, aware
-from migrate_cron.store.models import Effect, EffectClaim, EffectStatus
+from migrate_cron.store.models import Effect, EffectClaim
+from migrate_cron.vocabulary import EffectStatus
 
 #: A key taken over again by another caller between our read and our UPDATE: read again, a
 #: bounded number of times (each round means someone else made progress).
@@ -101,7 +102,7 @@ class EffectOps(StoreBase):
     def _effect_row(self, conn: Connection, key: str) -> Effect:
         table = self.tables.side_effects
         row = conn.execute(select(*table.c).where(table.c.key == key)).one()
-        return Effect(**row._mapping)
+        return _effect(row)
 
     def effect_finish(
         self,
@@ -179,7 +180,7 @@ class EffectOps(StoreBase):
         table = self.tables.side_effects
         with self.transaction(readonly=True) as conn:
             row = conn.execute(select(*table.c).where(table.c.key == key)).one_or_none()
-        return None if row is None else Effect(**row._mapping)
+        return None if row is None else _effect(row)
 
     def effect_forget(self, key: str) -> Effect | None:
         """Delete the key's row (whatever its state); returns what it was, None if absent."""
@@ -189,4 +190,9 @@ class EffectOps(StoreBase):
             if row is None:
                 return None
             conn.execute(delete(table).where(table.c.key == key))
-        return Effect(**row._mapping)
+        return _effect(row)
+
+
+def _effect(row: Any) -> Effect:
+    """A ledger row as the store returns it, its status read back as its member."""
+    return Effect(**{**row._mapping, "status": EffectStatus(row.status)})

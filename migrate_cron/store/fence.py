@@ -29,7 +29,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Connection, and_, or_, update
 from sqlalchemy.sql.expression import TableClause
 
-from migrate_cron.store.models import JobState
+from migrate_cron.vocabulary import FINISHED_STATES, JobState
 
 
 @dataclass(frozen=True)
@@ -101,6 +101,6 @@ def why_not_recorded(
         return "its attempts were reset (an operator's retry)"
     if locked_by == worker_id and state != JobState.RUNNING:
         return None
-    if state in (JobState.DONE, JobState.FAILED):
+    if state in FINISHED_STATES:
         return f"already finished ({state})"
     return f"the job is {state} under {locked_by or 'nobody'}"

@@ -18,7 +18,7 @@ from typing import Any
 from sqlalchemy import and_, or_, select
 
 from migrate_cron.store.base import StoreBase, aware
-from migrate_cron.store.models import JobState
+from migrate_cron.vocabulary import FINISHED_STATES, JobState
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,14 +40,14 @@ class HistoryOps(StoreBase):
             mine = conn.execute(
                 select(job.c.kind, job.c.state, job.c.finished_at).where(job.c.id == job_id)
             ).first()
-            if mine is None or mine.finished_at is None or mine.state not in _FINISHED:
+            if mine is None or mine.finished_at is None or mine.state not in FINISHED_STATES:
                 return PreviousOutcome(recorded=False)
             before = or_(
                 job.c.finished_at < mine.finished_at,
                 and_(job.c.finished_at == mine.finished_at, job.c.id < job_id),
             )
             newest: dict[JobState, tuple[datetime, int]] = {}
-            for state in _FINISHED:
+            for state in FINISHED_STATES:
                 row: Any = conn.execute(
                     select(job.c.finished_at, job.c.id)
                     .where(job.c.kind == mine.kind, job.c.state == state.value, before)
@@ -59,6 +59,3 @@ class HistoryOps(StoreBase):
         if not newest:
             return PreviousOutcome(recorded=True)
         return PreviousOutcome(recorded=True, state=max(newest, key=lambda s: newest[s]))
-
-
-_FINISHED = (JobState.DONE, JobState.FAILED)

@@ -33,9 +33,9 @@ from migrate_cron.store.models import (
     AttemptRun,
     EnqueueResult,
     Job,
-    JobState,
     ReapResult,
 )
+from migrate_cron.vocabulary import AFTER_FAILURE_STATES, AttemptOutcome, JobState
 
 #: The ``leases`` row each concurrency-limited kind's claims lock: ``concurrency:KIND``.
 CONCURRENCY_LOCK_PREFIX = "concurrency:"
@@ -277,7 +277,7 @@ class JobOps(AttemptOps):
             locked_by=job.c.locked_by,
             locked_until=job.c.locked_until,
             running=job.c.state == JobState.RUNNING,
-            taken_back=job.c.state.in_([JobState.OPEN, JobState.FAILED]),
+            taken_back=job.c.state.in_(AFTER_FAILURE_STATES),
         )
 
     def _fence(self, worker_id: str) -> list[Any]:
@@ -356,7 +356,7 @@ class JobOps(AttemptOps):
                         .values(output=storable(output))
                     )
             if runs:
-                self._record_attempts(conn, worker_id, "done", (JobState.DONE,), runs)
+                self._record_attempts(conn, worker_id, AttemptOutcome.DONE, (JobState.DONE,), runs)
             if then:
                 self._enqueue_next(conn, worker_id, JobState.DONE, then)
             return int(written)
@@ -427,8 +427,9 @@ class JobOps(AttemptOps):
             if res.rowcount != 1:
                 return None
             if run is not None:
-                finished = (JobState.OPEN, JobState.FAILED)
-                self._record_attempts(conn, worker_id, "failed", finished, {job_id: run})
+                self._record_attempts(
+                    conn, worker_id, AttemptOutcome.FAILED, AFTER_FAILURE_STATES, {job_id: run}
+                )
             if then:
                 self._enqueue_next(conn, worker_id, JobState.FAILED, {job_id: then})
             return str(conn.execute(select(job.c.state).where(job.c.id == job_id)).scalar_one())

@@ -4,27 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from enum import StrEnum
 from typing import Any
 
 # Defined in results.py (the cron path loads only them), re-exported here with the others.
 from migrate_cron.store.results import EnqueueResult as EnqueueResult
 from migrate_cron.store.results import RunResult as RunResult
 
-
-class JobState(StrEnum):
-    """The states of a job row (stored as their text value; a CHECK constraint lists them).
-
-    open → running (claimed) → done | open again (retry after backoff) | failed (out of
-    attempts, last error kept); cancelled by an operator. A StrEnum, so a value read back from
-    the database compares equal to its member.
-    """
-
-    OPEN = "open"
-    RUNNING = "running"
-    DONE = "done"
-    FAILED = "failed"
-    CANCELLED = "cancelled"
+# Defined with the project's other words, re-exported beside the values that hold them.
+from migrate_cron.vocabulary import AttemptOutcome, SlotOutcome
+from migrate_cron.vocabulary import EffectStatus as EffectStatus
+from migrate_cron.vocabulary import JobState as JobState
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,10 +79,10 @@ class SlotStatus:
 
     job_name: str
     slot: datetime
-    outcome: str
+    outcome: SlotOutcome
     enqueued_at: datetime
     job_id: int | None = None
-    job_state: str | None = None
+    job_state: JobState | None = None
     started_at: datetime | None = None
     finished_at: datetime | None = None
 
@@ -132,25 +121,12 @@ class KindHistory:
         return self.open + self.running + self.done + self.failed + self.cancelled
 
 
-class EffectStatus(StrEnum):
-    """The states of a ``side_effects`` row (the ledger of ``migrate-cron once``).
-
-    attempted (recorded *before* the effect runs) → done | failed. A key left ``attempted``
-    means a run started and never said how it ended: the effect may or may not have happened,
-    so nothing runs it again until a person checks and forgets the key (or retries it).
-    """
-
-    ATTEMPTED = "attempted"
-    DONE = "done"
-    FAILED = "failed"
-
-
 @dataclass(frozen=True, slots=True)
 class Effect:
     """One ledger row. ``holder`` is ``host:pid`` of the run that last took the key."""
 
     key: str
-    status: str
+    status: EffectStatus
     holder: str | None
     job_id: int | None
     attempts: int
@@ -192,7 +168,7 @@ class Attempt:
     worker: str
     started_at: datetime
     finished_at: datetime
-    outcome: str
+    outcome: AttemptOutcome
     exit_code: int | None
     error: str | None
     output_tail: str | None

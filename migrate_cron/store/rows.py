@@ -59,7 +59,7 @@ from migrate_cron.errors import ConfigError, SchemaMissing
 from migrate_cron.store.base import Listener, storable
 from migrate_cron.store.dialects import ClaimIndex
 from migrate_cron.store.fence import FenceColumns, not_recorded
-from migrate_cron.store.models import AttemptRun, Job, JobState, ReapResult
+from migrate_cron.store.models import AttemptRun, Job, ReapResult
 from migrate_cron.store.schema import (
     TIMESTAMP_TYPE,
     UTCDateTime,
@@ -67,6 +67,7 @@ from migrate_cron.store.schema import (
     exact_string,
     exact_text,
 )
+from migrate_cron.vocabulary import JobState
 
 if TYPE_CHECKING:
     from migrate_cron.registry import StatusValue, TableSpec

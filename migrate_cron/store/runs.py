@@ -24,11 +24,9 @@ from sqlalchemy.exc import IntegrityError
 from migrate_cron.store.base import DEFAULT_MAX_ATTEMPTS, aware
 from migrate_cron.store.jobs import JobOps
 from migrate_cron.store.keys import slot_ref
-from migrate_cron.store.models import (
-    JobState,
-    RunResult,
-)
+from migrate_cron.store.models import RunResult
 from migrate_cron.store.slot_write import SlotWrite, SqlAlchemyCursor
+from migrate_cron.vocabulary import JobState, SlotOutcome
 
 
 class RunOps(JobOps):
@@ -41,7 +39,7 @@ class RunOps(JobOps):
         *,
         payload: Any = None,
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
-        outcome: str = "enqueued",
+        outcome: str = SlotOutcome.ENQUEUED,
         kind: str | None = None,
         skip_if_running: bool = False,
     ) -> RunResult:
@@ -52,11 +50,11 @@ class RunOps(JobOps):
         ``overlap = "skip"``) records the slot as skipped while a job of its kind is running,
         as ``flock -n`` made cron skip it.
         """
-        if outcome not in ("enqueued", "skipped"):
+        if outcome not in tuple(SlotOutcome):
             raise ValueError(f"outcome must be 'enqueued' or 'skipped', not {outcome!r}")
         with self.transaction() as conn:
             return self._enqueue_run(
-                conn, job_name, scheduled_for, payload, max_attempts, outcome, kind,
+                conn, job_name, scheduled_for, payload, max_attempts, SlotOutcome(outcome), kind,
                 skip_if_running,
             )  # fmt: skip
 
@@ -99,7 +97,7 @@ class RunOps(JobOps):
                             slot,
                             None,
                             max_attempts,
-                            "enqueued",
+                            SlotOutcome.ENQUEUED,
                             None,
                             name in skip_running,
                         )
@@ -144,7 +142,7 @@ class RunOps(JobOps):
         enqueued = [key for key in fresh if key[0] not in busy]
         job_ids = self._write_slots(
             conn,
-            [(name, slot, "skipped" if name in busy else "enqueued") for name, slot in fresh],
+            [(name, slot, _outcome(name in busy)) for name, slot in fresh],
             [(name, slot, fresh[(name, slot)]) for name, slot in enqueued],
         )
         ids = dict(zip(enqueued, job_ids, strict=True))
@@ -153,7 +151,7 @@ class RunOps(JobOps):
             if key in known:
                 results.append(known[key])
                 continue
-            made = RunResult(True, ids.get(key), "skipped" if key[0] in busy else "enqueued")
+            made = RunResult(True, ids.get(key), _outcome(key[0] in busy))
             results.append(made)
             known[key] = RunResult(False, made.job_id, made.outcome)  # a repeat in the chunk
         return results
@@ -268,7 +266,7 @@ class RunOps(JobOps):
         scheduled_for: datetime,
         payload: Any,
         max_attempts: int,
-        outcome: str,
+        outcome: SlotOutcome,
         kind: str | None,
         skip_if_running: bool = False,
     ) -> RunResult:
@@ -326,7 +324,7 @@ class RunOps(JobOps):
                         "job_name": job_name,
                         "scheduled_for": slot,
                         "enqueued_at": self.now_sql(),
-                        "outcome": "skipped",
+                        "outcome": SlotOutcome.SKIPPED,
                     }
                     key = ("job_name", "scheduled_for")
                     if self._insert_if_absent(conn, runs, values, key) is not None:
@@ -340,3 +338,8 @@ class RunOps(JobOps):
             q = q.where(runs.c.job_name == job_name)
         with self.transaction(readonly=True) as conn:
             return [dict(r._mapping) for r in conn.execute(q)]
+
+
+def _outcome(busy: bool) -> SlotOutcome:
+    """A new slot's outcome: skipped while a run of its ``overlap = "skip"`` job is running."""
+    return SlotOutcome.SKIPPED if busy else SlotOutcome.ENQUEUED

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import (
@@ -38,11 +39,7 @@ from sqlalchemy import (
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
 from migrate_cron.store.dialects import DIALECTS, ClaimIndex, Stamp, dialect_for
-from migrate_cron.store.models import JobState
-
-JOB_STATES = tuple(JobState)
-RUN_OUTCOMES = ("enqueued", "skipped")
-EFFECT_STATUSES = ("attempted", "done", "failed")
+from migrate_cron.vocabulary import AttemptOutcome, EffectStatus, JobState, SlotOutcome
 
 
 def column_variants() -> dict[str, dict[str, Any]]:
@@ -111,6 +108,15 @@ def claim_backends(shape: ClaimIndex, *, rows: bool = False) -> tuple[str, ...]:
         if (d.row_claim_index if rows else d.claim_index) is shape
         for backend in d.backends
     )
+
+
+def one_of(column: str, values: type[StrEnum]) -> str:
+    """A CHECK constraint's text: ``column`` holds one of the enum's values, in its order.
+
+    The released Alembic revisions were rendered from these texts, so the spelling (quotes,
+    separators, order) must stay as it is for the schema check to find no difference."""
+    quoted = ", ".join(f"'{v.value}'" for v in values)
+    return f"{column} IN ({quoted})"
 
 
 class UTCDateTime(TypeDecorator[datetime]):
@@ -207,10 +213,7 @@ def build_tables(prefix: str = "", *, charset_everywhere: bool = True) -> Tables
         Column("created_at", UTCDateTime(), nullable=False),
         Column("started_at", UTCDateTime(), nullable=True),
         Column("finished_at", UTCDateTime(), nullable=True),
-        CheckConstraint(
-            "state IN ('open', 'running', 'done', 'failed', 'cancelled')",
-            name=f"{p}job_state_check",
-        ),
+        CheckConstraint(one_of("state", JobState), name=f"{p}job_state_check"),
         UniqueConstraint("kind", "ref", name=f"{p}job_kind_ref_key"),
         **options,
     )
@@ -238,10 +241,8 @@ def build_tables(prefix: str = "", *, charset_everywhere: bool = True) -> Tables
         Column("scheduled_for", UTCDateTime(), nullable=False),
         Column("enqueued_at", UTCDateTime(), nullable=False),
         Column("job_id", ID_TYPE, nullable=True),
-        Column("outcome", string(16), nullable=False, server_default="enqueued"),
-        CheckConstraint(
-            "outcome IN ('enqueued', 'skipped')", name=f"{p}scheduled_runs_outcome_check"
-        ),
+        Column("outcome", string(16), nullable=False, server_default=SlotOutcome.ENQUEUED.value),
+        CheckConstraint(one_of("outcome", SlotOutcome), name=f"{p}scheduled_runs_outcome_check"),
         UniqueConstraint("job_name", "scheduled_for", name=f"{p}scheduled_runs_slot_key"),
         **options,
     )
@@ -265,9 +266,7 @@ def build_tables(prefix: str = "", *, charset_everywhere: bool = True) -> Tables
         Column("attempted_at", UTCDateTime(), nullable=False),
         Column("finished_at", UTCDateTime(), nullable=True),
         Column("expires_at", UTCDateTime(), nullable=True),
-        CheckConstraint(
-            "status IN ('attempted', 'done', 'failed')", name=f"{p}side_effects_status_check"
-        ),
+        CheckConstraint(one_of("status", EffectStatus), name=f"{p}side_effects_status_check"),
         **options,
     )
     # One row per finished run of a job (the job row keeps only the last one's output): who ran
@@ -289,7 +288,7 @@ def build_tables(prefix: str = "", *, charset_everywhere: bool = True) -> Tables
         Column("exit_code", Integer, nullable=True),
         Column("error", text_(), nullable=True),
         Column("output_tail", text_(), nullable=True),
-        CheckConstraint("outcome IN ('done', 'failed')", name=f"{p}job_attempts_outcome_check"),
+        CheckConstraint(one_of("outcome", AttemptOutcome), name=f"{p}job_attempts_outcome_check"),
         UniqueConstraint("job_id", "started_at", name=f"{p}job_attempts_run_key"),
         **options,
     )

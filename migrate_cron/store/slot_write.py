@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from migrate_cron.store.dialects import Stamp, Statements
 from migrate_cron.store.keys import slot_ref, wake_channel
 from migrate_cron.store.results import RunResult
+from migrate_cron.vocabulary import SlotOutcome
 
 
 class Cursor(Protocol):
@@ -66,7 +67,7 @@ class SlotWrite:
         max_attempts: int,
         kind: str | None = None,
         payload: Any = None,
-        outcome: str = "enqueued",
+        outcome: SlotOutcome = SlotOutcome.ENQUEUED,
         skip_if_running: bool = False,
     ) -> RunResult:
         """Record the slot (job_name, ``slot``) and, unless skipped, enqueue its job of
@@ -76,15 +77,15 @@ class SlotWrite:
         kind = kind or job_name
         slot = slot.astimezone(UTC)
         at = self.bind(slot)
-        busy = skip_if_running and outcome == "enqueued"
+        busy = skip_if_running and outcome == SlotOutcome.ENQUEUED
         if busy and _fetch(cur, sql.running, (kind, *self._now())) is not None:
-            outcome = "skipped"
+            outcome = SlotOutcome.SKIPPED
         run_id = self._insert(cur, sql.insert_run, (job_name, at, *self._now(), outcome))
         if run_id is None:
             job_id, was = _fetch(cur, sql.existing_run, (job_name, at))
-            return RunResult(False, job_id, was)
-        if outcome == "skipped":
-            return RunResult(True, None, "skipped")
+            return RunResult(False, job_id, SlotOutcome(was))
+        if outcome == SlotOutcome.SKIPPED:
+            return RunResult(True, None, SlotOutcome.SKIPPED)
         ref = slot_ref(slot)
         now = self._now()
         job = (kind, ref, json.dumps(payload), max_attempts, *now, at, *now)
@@ -92,7 +93,7 @@ class SlotWrite:
         if job_id is None:  # (kind, ref) was there: read it in a statement of its own
             job_id = _fetch(cur, sql.existing_job, (kind, ref))[0]
         cur.execute(sql.link, (job_id, run_id))
-        return RunResult(True, int(job_id), "enqueued")
+        return RunResult(True, int(job_id), SlotOutcome.ENQUEUED)
 
     def bind(self, t: datetime) -> Any:
         """A timestamp as ``schema.UTCDateTime`` binds it on this database."""

@@ -47,11 +47,11 @@ from sqlalchemy import (
 from migrate_cron.store.attempts import AttemptOps
 from migrate_cron.store.base import aware_or_none
 from migrate_cron.store.keys import CHAIN_REF_PREFIX
-from migrate_cron.store.models import JobState, KindStatus, QueueStatus, SlotStatus
+from migrate_cron.store.models import KindStatus, QueueStatus, SlotStatus
 from migrate_cron.store.schema import UTCDateTime
+from migrate_cron.vocabulary import COUNTED_STATES, FINISHED_STATES, JobState, SlotOutcome
 
 PERCENTILES = (0.5, 0.95)
-LIVE_STATES = (JobState.OPEN, JobState.RUNNING, JobState.FAILED, JobState.CANCELLED)
 
 
 class StatusQueries:
@@ -96,7 +96,7 @@ class StatusQueries:
                     "oldest_ready"
                 ),
             )
-            .where(job.c.state.in_(LIVE_STATES))
+            .where(job.c.state.in_(COUNTED_STATES))
             .group_by(self._no_index(job.c.kind), job.c.state)
         )
 
@@ -160,7 +160,7 @@ class StatusQueries:
         SQLite, whose min() seeks).
         """
         job = self.job
-        states = (JobState.DONE, JobState.FAILED)
+        states = FINISHED_STATES
         if self.store.group_by_index_scan:
             return (
                 select(job.c.kind, job.c.state, func.max(job.c.finished_at).label("last"))
@@ -308,10 +308,10 @@ class StatusQueries:
             SlotStatus(
                 job_name=r.job_name,
                 slot=aware_or_none(r.scheduled_for),  # type: ignore[arg-type]
-                outcome=r.outcome,
+                outcome=SlotOutcome(r.outcome),
                 enqueued_at=aware_or_none(r.enqueued_at),  # type: ignore[arg-type]
                 job_id=int(r.job_id) if r.job_id is not None else None,
-                job_state=r.job_state,
+                job_state=JobState(r.job_state) if r.job_state is not None else None,
                 started_at=aware_or_none(r.started_at),
                 finished_at=aware_or_none(r.finished_at),
             )

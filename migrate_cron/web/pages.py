@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from migrate_cron.errors import MigrateCronError
-from migrate_cron.store.models import JobState
-from migrate_cron.vocabulary import Mode, Policy
+from migrate_cron.vocabulary import JobState, Mode, Policy
 
 if TYPE_CHECKING:
     from migrate_cron.migration.progress import ProgressRow

@@ -39,7 +39,8 @@ import time
 from collections.abc import Callable
 
 from migrate_cron.store.leases import REAPER_LEASE
-from migrate_cron.store.models import Job, JobState
+from migrate_cron.store.models import Job
+from migrate_cron.vocabulary import JobState
 from migrate_cron.worker.cancel import LEASE_LOST
 from migrate_cron.worker.inflight import Ledger
 from migrate_cron.worker.log import WorkerLog

@@ -11,16 +11,17 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from migrate_cron.store.models import AttemptRun
+from migrate_cron.vocabulary import RunStatus
 
-DONE = "done"
-FAILED = "failed"
-RELEASE = "release"  # give the job back unrun/unfinished, attempt not counted (shutdown)
-LOST = "lost"  # our lease was taken over: write nothing, the new owner decides
+DONE = RunStatus.DONE
+FAILED = RunStatus.FAILED
+RELEASE = RunStatus.RELEASE
+LOST = RunStatus.LOST
 
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
-    status: str
+    status: RunStatus
     error: str | None = None
     output: str | None = None
     retry_in: float = 0.0
