@@ -195,7 +195,7 @@ def _from_argv(argv: list[str], inner: Unwrapped) -> Naming | None:
             where = _dir_tokens(argv[0])
             if sub.lower() in GENERIC_SUBCOMMANDS and len(positional) > 1:
                 return Naming(slug(f"{sub}-{positional[1]}"), _tokens(rest, skip=sub) + where)
-            if sub.lower() in ("cron", "event", "run"):
+            if sub.lower() in ("cron", "event", "run"):  # vocabulary: subcommands, not modes
                 return Naming(slug(f"{prog}-{sub}"), _tokens(rest, skip=sub) + where)
             action = slug(sub.rsplit(":", 1)[-1]) if ":" in sub else ""
             return Naming(slug(sub), _tokens(rest, skip=sub) + where, action)

@@ -120,7 +120,13 @@ def framework_of(job: CronJob) -> tuple[str, str] | None:
             if program.removesuffix(".php") != runner:
                 continue
             if sub == wanted or (wanted.endswith(":") and sub.startswith(wanted)):
-                if wanted == "messenger:consume" and not any("scheduler" in w for w in subs[1:]):
+                if (
+                    wanted == "messenger:consume"
+                    and not any(
+                        "scheduler" in w  # vocabulary: a word of the command line, not a mode
+                        for w in subs[1:]
+                    )
+                ):
                     continue
                 return found
     return None

@@ -48,15 +48,12 @@ PLURALS = ("states", "outcomes", "modes", "policies", "overlaps", "events", "sta
 #: to empty; a listed file with nothing left to flag fails the test, so it only gets shorter.
 NOT_YET_CONVERTED = frozenset(
     {
-        "analysis/naming.py",  # "cron": a subcommand of the command being named, not a mode
-        "analysis/rules.py",  # "scheduler": a word of a command line, not a mode
         "cli/lean.py",  # "enqueue": the command in argv, not the mode
         "cli/producer.py",  # slot outcomes, overlap "skip"
         "migration/registry_writer.py",  # policy default, mode "cron", the enqueue command
         "notify/sender.py",  # notify events, the "failed" job state
         "notify/targets.py",  # the notify events and their default
         "registry.py",  # policy and mode defaults, the overlaps
-        "store/direct.py",  # slot outcomes
     }
 )
 
