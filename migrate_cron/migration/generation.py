@@ -33,7 +33,7 @@ from migrate_cron.crontab.flavour import Flavour, flavour
 from migrate_cron.crontab.line_limits import COMMAND_TOO_LONG, ENV_NOT_UTF8, NOT_UTF8, UNKEEPABLE
 from migrate_cron.crontab.sources import spool_owner
 from migrate_cron.migration.entry_zone import EntryZone, entry_zone
-from migrate_cron.migration.registry_writer import (
+from migrate_cron.registry.writer import (
     CHANGED,
     REFUSED,
     GeneratedJob,
@@ -403,7 +403,7 @@ def _generate(
     from migrate_cron.crontab.timezone import host_timezone
     from migrate_cron.migration.crontab_file import atomic_write
     from migrate_cron.migration.planning import analyze_files
-    from migrate_cron.migration.registry_writer import merge
+    from migrate_cron.registry.writer import merge
     from migrate_cron.migration.switch import registry_lock
 
     zone = timezone or host_timezone()

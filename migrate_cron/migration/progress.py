@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from migrate_cron.errors import MigrateCronError
-from migrate_cron.migration.registry_writer import source_path
+from migrate_cron.registry.writer import source_path
 from migrate_cron.registry import JobSpec, Registry
 
 if TYPE_CHECKING:

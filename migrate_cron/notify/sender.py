@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 from prometheus_client import CollectorRegistry, Counter
 
 from migrate_cron.notify.event import OUTPUT_TAIL, Event, clean, exit_code, hostname
-from migrate_cron.notify.targets import LOCAL_USER, NotifySettings, Target
 from migrate_cron.notify.transports import DeliveryError, deliver
+from migrate_cron.registry.notify_targets import LOCAL_USER, NotifySettings, Target
 
 if TYPE_CHECKING:
     from migrate_cron.registry import JobSpec

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from migrate_cron.migration import registry_writer
-from migrate_cron.migration.registry_writer import GeneratedJob
+from migrate_cron.registry import writer as registry_writer
+from migrate_cron.registry.writer import GeneratedJob
 from migrate_cron.registry import Source
 
 

@@ -12,8 +12,8 @@ import tomlkit
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from migrate_cron.migration.entry_text import entry_text
-from migrate_cron.migration.registry_writer import (
+from migrate_cron.registry.entry_text import entry_text
+from migrate_cron.registry.writer import (
     GeneratedJob,
     _merge,
     _new_entry,

@@ -19,7 +19,7 @@ from migrate_cron.migration.generation import (
     one_sentence,
     working_directory,
 )
-from migrate_cron.migration.registry_writer import KEPT, NEW, REFUSED, Refusal
+from migrate_cron.registry.writer import KEPT, NEW, REFUSED, Refusal
 
 DEBIAN, CRONIE, BUSYBOX = flavour("debian"), flavour("cronie"), flavour("busybox")
 
@@ -248,7 +248,7 @@ def test_merging_grows_linearly_with_the_crontab(tmp_path: Path) -> None:
     take about 8x the time (a scan per line would take 64x)."""
     import time
 
-    from migrate_cron.migration.registry_writer import GeneratedJob, merge
+    from migrate_cron.registry.writer import GeneratedJob, merge
     from migrate_cron.registry import Source
 
     def jobs(n: int) -> list[GeneratedJob]:

@@ -11,7 +11,7 @@ import pytest
 
 from migrate_cron.migration import crontab_file
 from migrate_cron.migration.generation import generate_registry
-from migrate_cron.migration.registry_writer import KEPT, SWITCHED, set_switches
+from migrate_cron.registry.writer import KEPT, SWITCHED, set_switches
 from migrate_cron.migration.rewrite import scheduler_line
 from migrate_cron.registry import Migration, load_registry
 
@@ -67,7 +67,7 @@ def test_new_entries_leave_no_objects_behind_for_the_collector(tmp_path: Path) -
     by the collector that generation pauses. Written as text, an entry leaves its action."""
     import gc
 
-    from migrate_cron.migration.registry_writer import GeneratedJob, merge
+    from migrate_cron.registry.writer import GeneratedJob, merge
     from migrate_cron.registry import Source
 
     def job(i: int) -> GeneratedJob:

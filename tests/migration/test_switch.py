@@ -221,7 +221,7 @@ def test_registry_stays_valid_and_keeps_comments(setup) -> None:  # type: ignore
 
 
 def test_generate_after_a_switch_keeps_switched_jobs(setup) -> None:  # type: ignore[no-untyped-def]
-    from migrate_cron.migration.registry_writer import SWITCHED, merge
+    from migrate_cron.registry.writer import SWITCHED, merge
 
     from .helpers import job
 

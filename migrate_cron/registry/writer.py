@@ -34,10 +34,10 @@ import tomlkit
 from tomlkit.items import Table
 
 from migrate_cron.errors import ConfigError
-from migrate_cron.migration.appended_entries import AppendedEntries
-from migrate_cron.migration.entry_text import entry_text
-from migrate_cron.migration.naming import registry_name
-from migrate_cron.registry import Migration, Source
+from migrate_cron.registry.appended_entries import AppendedEntries
+from migrate_cron.registry.entry_text import entry_text
+from migrate_cron.registry.naming import registry_name
+from migrate_cron.registry.spec import Migration, Source
 
 HEADER = """\
 migrate-cron registry: one [jobs.NAME] per crontab line (see `migrate-cron generate registry`).
