@@ -13,9 +13,9 @@ import tomlkit
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from migrate_cron.registry import text as registry_text
 from migrate_cron.errors import MigrateCronError
 from migrate_cron.registry import load_job, load_registry
+from migrate_cron.registry import text as registry_text
 
 
 def outcome(call: Any) -> object:

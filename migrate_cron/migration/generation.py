@@ -33,6 +33,7 @@ from migrate_cron.crontab.flavour import Flavour, flavour
 from migrate_cron.crontab.line_limits import COMMAND_TOO_LONG, ENV_NOT_UTF8, NOT_UTF8, UNKEEPABLE
 from migrate_cron.crontab.sources import spool_owner
 from migrate_cron.migration.entry_zone import EntryZone, entry_zone
+from migrate_cron.registry import NUL_REASON, Source, env_problem
 from migrate_cron.registry.writer import (
     CHANGED,
     REFUSED,
@@ -40,7 +41,6 @@ from migrate_cron.registry.writer import (
     MergeAction,
     Refusal,
 )
-from migrate_cron.registry import NUL_REASON, Source, env_problem
 
 if TYPE_CHECKING:
     from migrate_cron.analysis.report import JobReport, Report
@@ -403,8 +403,8 @@ def _generate(
     from migrate_cron.crontab.timezone import host_timezone
     from migrate_cron.migration.crontab_file import atomic_write
     from migrate_cron.migration.planning import analyze_files
-    from migrate_cron.registry.writer import merge
     from migrate_cron.migration.switch import registry_lock
+    from migrate_cron.registry.writer import merge
 
     zone = timezone or host_timezone()
     report = analyze_files(paths, default_tz=zone, file_format=file_format, cron=cron)

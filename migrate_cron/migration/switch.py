@@ -28,11 +28,11 @@ from datetime import datetime
 from pathlib import Path
 
 from migrate_cron.errors import ConfigError, MigrateCronError, UsageError
-from migrate_cron.registry import writer as registry_writer
 from migrate_cron.migration.crontab_file import CrontabText, atomic_write, backup, is_text_safe
 from migrate_cron.migration.install import Installer
 from migrate_cron.migration.rewrite import enqueue_line, scheduler_line
 from migrate_cron.registry import JobSpec, Migration, Registry, Source, parse_registry
+from migrate_cron.registry import writer as registry_writer
 from migrate_cron.vocabulary import Mode
 
 TARGET_MODES = (Mode.ENQUEUE, Mode.SCHEDULER)

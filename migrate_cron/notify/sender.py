@@ -117,9 +117,7 @@ class Notifier:
 
         return check
 
-    def _event(
-        self, name: str, job: Job, outcome: RunEnd, duration: float, spec: JobSpec
-    ) -> Event:
+    def _event(self, name: str, job: Job, outcome: RunEnd, duration: float, spec: JobSpec) -> Event:
         output = outcome.output or ""
         return Event(
             event=name,

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from migrate_cron.registry import Source
 from migrate_cron.registry import writer as registry_writer
 from migrate_cron.registry.writer import GeneratedJob
-from migrate_cron.registry import Source
 
 
 @dataclass

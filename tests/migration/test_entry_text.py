@@ -12,6 +12,7 @@ import tomlkit
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from migrate_cron.registry import Source
 from migrate_cron.registry.entry_text import entry_text
 from migrate_cron.registry.writer import (
     GeneratedJob,
@@ -20,7 +21,6 @@ from migrate_cron.registry.writer import (
     _Paths,
     merge,
 )
-from migrate_cron.registry import Source
 
 REGISTRY_DIR = Path("/srv/registry")
 text = st.text(max_size=30)

@@ -248,8 +248,8 @@ def test_merging_grows_linearly_with_the_crontab(tmp_path: Path) -> None:
     take about 8x the time (a scan per line would take 64x)."""
     import time
 
-    from migrate_cron.registry.writer import GeneratedJob, merge
     from migrate_cron.registry import Source
+    from migrate_cron.registry.writer import GeneratedJob, merge
 
     def jobs(n: int) -> list[GeneratedJob]:
         path = str(tmp_path / f"c{n}")
