@@ -16,7 +16,7 @@ from migrate_cron.registry.keys import JOB_KEYS as _KEYS
 from migrate_cron.registry.tables import TABLE_KEYS as _TABLE_KEYS
 from tests.conftest import run_cli
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "registry.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "registry.md"
 
 
 def _documented() -> set[str]:
