@@ -401,7 +401,7 @@ def _generate(
     cron: str,
 ) -> GenerateResult:
     from migrate_cron.crontab.timezone import host_timezone
-    from migrate_cron.migration.crontab_file import atomic_write
+    from migrate_cron.migration.crontab_file import atomic_write, crontab_lines
     from migrate_cron.migration.planning import analyze_files
     from migrate_cron.migration.switch import registry_lock
     from migrate_cron.registry.writer import merge
@@ -422,7 +422,7 @@ def _generate(
         before = output.read_text(encoding="utf-8") if output.exists() else ""
         after, actions = merge(
             before or None, proposal.jobs, [f.path for f in report.files], registry_dir,
-            force=force,
+            force=force, crontab_lines=crontab_lines,
         )  # fmt: skip
         written = not dry_run and after != before
         if written:

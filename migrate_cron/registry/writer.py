@@ -25,7 +25,7 @@ Mode changes (``migrate`` / ``rollback``) touch only ``mode`` and the ``migratio
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -150,16 +150,20 @@ def merge(
     registry_dir: Path,
     *,
     force: bool = False,
+    crontab_lines: Callable[[str], Iterable[str]],
 ) -> tuple[str, list[MergeAction]]:
     """The registry text with ``proposed`` merged in, and what happened to each origin.
 
     An origin is matched by its file and text. A proposed job whose lines are partly known
     joins the known job (its new lines become more origins of it); known jobs are never
-    merged or renamed by a tool."""
+    merged or renamed by a tool. ``crontab_lines`` reads a crontab file's lines (whether a
+    switched job's rewritten line is still there); the caller reads crontabs as it writes
+    them, this module knows only the registry."""
     files = list(files)
-    text, actions = _merge(existing, proposed, files, registry_dir, force, as_text=True)
+    paths = _Paths(registry_dir, crontab_lines)
+    text, actions = _merge(existing, proposed, files, paths, force, as_text=True)
     if text is None:  # where the new entries go could not be told from the text: as tables
-        text, actions = _merge(existing, proposed, files, registry_dir, force, as_text=False)
+        text, actions = _merge(existing, proposed, files, paths, force, as_text=False)
     assert text is not None
     return text, actions
 
@@ -168,7 +172,7 @@ def _merge(
     existing: str | None,
     proposed: Sequence[GeneratedJob],
     files: Iterable[str],
-    registry_dir: Path,
+    paths: _Paths,
     force: bool,
     *,
     as_text: bool,
@@ -178,7 +182,6 @@ def _merge(
     doc = load_document(existing)
     jobs = _jobs_table(doc)
     appended = AppendedEntries(jobs)
-    paths = _Paths(registry_dir)
     known = _known(jobs, paths)
     claimed: set[tuple[str, int | None]] = set()
     actions: list[MergeAction] = []
@@ -672,8 +675,9 @@ class _Paths:
     crontab would resolve its path 200,000 times, and re-reading the file for each switched
     job made a re-run quadratic)."""
 
-    def __init__(self, registry_dir: Path) -> None:
+    def __init__(self, registry_dir: Path, read_lines: Callable[[str], Iterable[str]]) -> None:
         self.registry_dir = registry_dir
+        self._read_lines = read_lines
         self._stored: dict[str, str] = {}
         self._resolved: dict[str, str] = {}
         self._lines: dict[str, set[str]] = {}
@@ -700,10 +704,8 @@ class _Paths:
         """The lines of crontab ``file`` (none when it cannot be read)."""
         found = self._lines.get(file)
         if found is None:
-            from migrate_cron.migration.crontab_file import CrontabText
-
             try:
-                found = set(CrontabText.read(file).lines)
+                found = set(self._read_lines(file))
             except Exception:
                 found = set()
             self._lines[file] = found

@@ -13,6 +13,7 @@ import pytest
 from migrate_cron.crontab.flavour import flavour
 from migrate_cron.crontab.parser import parse_crontab
 from migrate_cron.crontab.timezone import host_timezone
+from migrate_cron.migration.crontab_file import crontab_lines
 from migrate_cron.migration.entry_zone import EntryZone, entry_zone
 from migrate_cron.migration.generation import (
     generate_registry,
@@ -267,8 +268,8 @@ def test_merging_grows_linearly_with_the_crontab(tmp_path: Path) -> None:
     def seconds(n: int) -> float:
         proposed = jobs(n)
         start = time.perf_counter()
-        text, _ = merge(None, proposed, [], tmp_path)
-        merge(text, proposed, [], tmp_path)
+        text, _ = merge(None, proposed, [], tmp_path, crontab_lines=crontab_lines)
+        merge(text, proposed, [], tmp_path, crontab_lines=crontab_lines)
         return time.perf_counter() - start
 
     seconds(200)  # warm up imports and caches

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from migrate_cron.migration import crontab_file
+from migrate_cron.migration.crontab_file import crontab_lines
 from migrate_cron.migration.generation import generate_registry
 from migrate_cron.migration.rewrite import scheduler_line
 from migrate_cron.registry import Migration, load_registry
@@ -83,12 +84,12 @@ def test_new_entries_leave_no_objects_behind_for_the_collector(tmp_path: Path) -
         )
 
     proposed = [job(i) for i in range(1000)]
-    merge(None, proposed[:5], [], tmp_path)  # imports and caches, once
+    merge(None, proposed[:5], [], tmp_path, crontab_lines=crontab_lines)  # imports and caches, once
     gc.collect()
     gc.disable()
     try:
         before = len(gc.get_objects())
-        text, actions = merge(None, proposed, [], tmp_path)
+        text, actions = merge(None, proposed, [], tmp_path, crontab_lines=crontab_lines)
         left = len(gc.get_objects()) - before
     finally:
         gc.enable()

@@ -12,6 +12,7 @@ import tomlkit
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from migrate_cron.migration.crontab_file import crontab_lines
 from migrate_cron.registry import Source
 from migrate_cron.registry.entry_text import entry_text
 from migrate_cron.registry.writer import (
@@ -123,7 +124,14 @@ def test_new_entries_land_where_tomlkit_would_put_their_tables(existing: str | N
         )
         for i in range(4)
     ]
-    as_tables, actions = _merge(existing, proposed, [], REGISTRY_DIR, False, as_text=False)
-    assert merge(existing, proposed, [], REGISTRY_DIR) == (as_tables, actions)
-    written, _ = _merge(existing, proposed, [], REGISTRY_DIR, False, as_text=True)
+    as_tables, actions = _merge(
+        existing, proposed, [], _Paths(REGISTRY_DIR, crontab_lines), False, as_text=False
+    )
+    assert merge(existing, proposed, [], REGISTRY_DIR, crontab_lines=crontab_lines) == (
+        as_tables,
+        actions,
+    )
+    written, _ = _merge(
+        existing, proposed, [], _Paths(REGISTRY_DIR, crontab_lines), False, as_text=True
+    )
     assert (written is None) == (existing is not None and existing.startswith('["jobs"'))
