@@ -34,7 +34,7 @@ from migrate_cron.crontab.line_limits import COMMAND_TOO_LONG, ENV_NOT_UTF8, NOT
 from migrate_cron.crontab.sources import spool_owner
 from migrate_cron.migration.entry_zone import EntryZone, entry_zone
 from migrate_cron.registry import NUL_REASON, Source, env_problem
-from migrate_cron.registry.writer import (
+from migrate_cron.registry.proposal import (
     CHANGED,
     REFUSED,
     GeneratedJob,

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from migrate_cron.errors import MigrateCronError
 from migrate_cron.registry import JobSpec, Registry
-from migrate_cron.registry.writer import source_path
+from migrate_cron.registry.paths import source_path
 
 if TYPE_CHECKING:
     from migrate_cron.store.models import KindHistory

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from migrate_cron.errors import MigrateCronError
 from migrate_cron.migration.crontab_file import CrontabText
 from migrate_cron.registry import JobSpec, Migration, Registry, Source
-from migrate_cron.registry.writer import source_path
+from migrate_cron.registry.paths import source_path
 
 if TYPE_CHECKING:
     from migrate_cron.crontab.entry import CrontabFile, CrontabLine

@@ -1,5 +1,5 @@
 """A new registry entry as TOML text, written directly: the text tomlkit renders for the
-table ``registry.writer`` would build for it (``_new_entry``), without building it.
+table ``registry.entry_tables`` would build for it (``new_entry``), without building it.
 
 A tomlkit table costs ~60 objects per entry that hold reference cycles (freed only by the
 collector) and ~400 µs; ``generate registry`` on a 100,000-line crontab spent half its time
@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 import tomlkit
 
 if TYPE_CHECKING:
+    from migrate_cron.registry.proposal import GeneratedJob
     from migrate_cron.registry.spec import Source
-    from migrate_cron.registry.writer import GeneratedJob
 
 
 def entry_text(name: str, g: GeneratedJob, stored: Callable[[str], str]) -> str:

@@ -139,16 +139,21 @@ LISTED_NAMES = 8
 
 def unknown_job_message(name: str, path: str, known: Iterable[str]) -> str:
     """One line: the closest names first ("did you mean"), then a few of the others."""
-    import difflib
-
     names = sorted(known)
     if not names:
         return f"no job {name!r} in {path} (it has no jobs: `migrate-cron generate registry`)"
+    return f"no job {name!r} in {path}{_nearest(name, names, 'jobs')}"
+
+
+def _nearest(name: str, names: list[str], what: str) -> str:
+    """``; did you mean 'x'? (known jobs: a, b and 3 more)`` for a name not among ``names``."""
+    import difflib
+
     close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
     hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
     shown = ", ".join(names[:LISTED_NAMES])
     more = f" and {len(names) - LISTED_NAMES} more" if len(names) > LISTED_NAMES else ""
-    return f"no job {name!r} in {path}{hint} (known jobs: {shown}{more})"
+    return f"{hint} (known {what}: {shown}{more})"
 
 
 #: A status value as an application stores it: text ('pending') or a small integer code.
@@ -181,16 +186,10 @@ class TableSpec:
 
 def unknown_table_message(name: str, path: str, known: Iterable[str]) -> str:
     """One line: the closest [tables.NAME] first ("did you mean"), then the others."""
-    import difflib
-
     names = sorted(known)
     if not names:
         return f"no [tables.{name}] in {path} (it describes no table: see docs/patterns)"
-    close = difflib.get_close_matches(name, names, n=3, cutoff=0.6)
-    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-    shown = ", ".join(names[:LISTED_NAMES])
-    more = f" and {len(names) - LISTED_NAMES} more" if len(names) > LISTED_NAMES else ""
-    return f"no table {name!r} in {path}{hint} (known tables: {shown}{more})"
+    return f"no table {name!r} in {path}{_nearest(name, names, 'tables')}"
 
 
 class EntryError(ConfigError):

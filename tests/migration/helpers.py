@@ -8,7 +8,7 @@ from pathlib import Path
 from migrate_cron.migration.crontab_file import crontab_lines
 from migrate_cron.registry import Source
 from migrate_cron.registry import writer as registry_writer
-from migrate_cron.registry.writer import GeneratedJob
+from migrate_cron.registry.proposal import GeneratedJob
 
 
 @dataclass

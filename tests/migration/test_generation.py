@@ -20,7 +20,7 @@ from migrate_cron.migration.generation import (
     one_sentence,
     working_directory,
 )
-from migrate_cron.registry.writer import KEPT, NEW, REFUSED, Refusal
+from migrate_cron.registry.proposal import KEPT, NEW, REFUSED, Refusal
 
 DEBIAN, CRONIE, BUSYBOX = flavour("debian"), flavour("cronie"), flavour("busybox")
 
@@ -250,7 +250,8 @@ def test_merging_grows_linearly_with_the_crontab(tmp_path: Path) -> None:
     import time
 
     from migrate_cron.registry import Source
-    from migrate_cron.registry.writer import GeneratedJob, merge
+    from migrate_cron.registry.proposal import GeneratedJob
+    from migrate_cron.registry.writer import merge
 
     def jobs(n: int) -> list[GeneratedJob]:
         path = str(tmp_path / f"c{n}")

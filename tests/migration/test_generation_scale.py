@@ -14,7 +14,8 @@ from migrate_cron.migration.crontab_file import crontab_lines
 from migrate_cron.migration.generation import generate_registry
 from migrate_cron.migration.rewrite import scheduler_line
 from migrate_cron.registry import Migration, load_registry
-from migrate_cron.registry.writer import KEPT, SWITCHED, set_switches
+from migrate_cron.registry.document import set_switches
+from migrate_cron.registry.proposal import KEPT, SWITCHED
 
 
 def test_a_rerun_reads_the_crontab_once_however_many_of_its_jobs_are_switched(
@@ -69,7 +70,8 @@ def test_new_entries_leave_no_objects_behind_for_the_collector(tmp_path: Path) -
     import gc
 
     from migrate_cron.registry import Source
-    from migrate_cron.registry.writer import GeneratedJob, merge
+    from migrate_cron.registry.proposal import GeneratedJob
+    from migrate_cron.registry.writer import merge
 
     def job(i: int) -> GeneratedJob:
         line = f"{i % 60} * * * * /opt/bin/job-{i}"

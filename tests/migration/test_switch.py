@@ -222,7 +222,8 @@ def test_registry_stays_valid_and_keeps_comments(setup) -> None:  # type: ignore
 
 
 def test_generate_after_a_switch_keeps_switched_jobs(setup) -> None:  # type: ignore[no-untyped-def]
-    from migrate_cron.registry.writer import SWITCHED, merge
+    from migrate_cron.registry.proposal import SWITCHED
+    from migrate_cron.registry.writer import merge
 
     from .helpers import job
 
