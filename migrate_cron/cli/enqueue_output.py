@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 def say(result: Enqueued) -> int:
     """Write the result's lines (stderr first, then stdout) and return its exit code; an
     outage kept for ``MIGRATE_CRON_DEBUG`` is raised once its line is said."""
-    for line in result.errors:
+    for line in result.stderr:
         sys.stderr.write(line)
         sys.stderr.flush()
     if result.debug_error is not None:
@@ -24,7 +24,7 @@ def say(result: Enqueued) -> int:
         from migrate_cron.cli.common import print_json
 
         print_json(result.data)
-    elif result.report is not None:
-        sys.stdout.write(result.report)
+    elif result.stdout is not None:
+        sys.stdout.write(result.stdout)
         sys.stdout.flush()
     return result.exit_code

@@ -34,12 +34,12 @@ EX_TEMPFAIL = 75
 @dataclass(frozen=True)
 class Enqueued:
     """What one ``enqueue NAME`` came to: the exit code and what to say, in order — lines on
-    stderr (cron mails them), then the outcome on stdout (``report``) or, for ``--json``, the
-    object to print (``data``)."""
+    stderr (cron mails them), then the outcome on stdout or, for ``--json``, the object to
+    print (``data``)."""
 
     exit_code: int
-    errors: tuple[str, ...] = ()
-    report: str | None = None
+    stderr: tuple[str, ...] = ()
+    stdout: str | None = None
     data: dict[str, Any] | None = None
     #: With ``MIGRATE_CRON_DEBUG``: the outage to raise once the lines are said (its traceback
     #: too; the slot is spooled all the same).
@@ -129,7 +129,7 @@ def enqueue_slot(
     finally:
         watchdog.cancel()
         store.dispose()
-    errors = (f"replayed {replayed} spooled slot(s) first\n",) if replayed else ()
+    notes = (f"replayed {replayed} spooled slot(s) first\n",) if replayed else ()
     if result.created and result.outcome == "skipped":
         outcome = "skipped"  # overlap = "skip" and a run of the job is still running
     elif result.created:
@@ -152,7 +152,7 @@ def enqueue_slot(
     if quiet:
         return Enqueued(0)
     why = " (overlap = skip: the previous run is still running)" if outcome == "skipped" else ""
-    return Enqueued(0, errors, report=outcome + why + "\n")
+    return Enqueued(0, notes, stdout=outcome + why + "\n")
 
 
 def _spool_unresolved(
