@@ -7,7 +7,7 @@ building and freeing them. Each value is still rendered by tomlkit (``tomlkit.it
 ``tomlkit.key``, ``tomlkit.comment``: the same escaping, the same errors); only the layout —
 one ``key = value`` per line, the comments under the header, a blank line before each
 ``[jobs.NAME.source]`` or ``[[jobs.NAME.sources]]`` — is spelled here, and
-``tests/migration/test_entry_text.py`` holds it equal to tomlkit's on generated entries.
+``tests/registry/test_entry_text.py`` holds it equal to tomlkit's on generated entries.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``registry.load_job``: one job read from the registry's text (``registry_text``) gives
+"""``registry.load_job``: one job read from the registry's text (``registry.text``) gives
 exactly what the whole file's parse gives — the entry, its error (with its line), or the
 file's error — for every spelling TOML allows; where the scan cannot be sure it parses the
 whole file, and says so by returning ``None``."""
