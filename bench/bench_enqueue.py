@@ -52,11 +52,12 @@ LEAN_STORE = [
     "-c",
     "import os, sys\n"
     "from migrate_cron.cli.lean import parse\n"
-    "from migrate_cron.cli.producer import enqueue_slot\n"
+    "from migrate_cron.cli.enqueue_output import say\n"
+    "from migrate_cron.producer.enqueue import enqueue_slot\n"
     "a = parse(sys.argv[1:], os.environ)\n"
-    "sys.exit(enqueue_slot(a.name, slot=a.slot, quiet=a.quiet, as_json=False,\n"
+    "sys.exit(say(enqueue_slot(a.name, slot=a.slot, quiet=a.quiet, as_json=False,\n"
     "    database_url=a.database_url, table_prefix=a.table_prefix, registry=a.registry,\n"
-    "    spool_dir=a.spool_dir))",
+    "    spool_dir=a.spool_dir)))",
 ]
 TARGET_MS = 150
 REGISTRY = '[jobs.invoices]\nschedule = "*/5 * * * *"\ncommand = "true"\n'
@@ -187,9 +188,10 @@ def target_lines(
 
 #: The modules the cron line loads besides the driver and croniter (``--breakdown``).
 OUR_MODULES = (
-    "sqlite3, threading, migrate_cron.cli.main, migrate_cron.cli.lean, migrate_cron.cli.producer, "
-    "migrate_cron.registry, migrate_cron.scheduler.slot, migrate_cron.crontab.schedule, "
-    "migrate_cron.spool, migrate_cron.store.direct"
+    "sqlite3, threading, migrate_cron.cli.main, migrate_cron.cli.lean, "
+    "migrate_cron.producer.enqueue, migrate_cron.cli.enqueue_output, migrate_cron.registry, "
+    "migrate_cron.producer.slot, migrate_cron.crontab.schedule, migrate_cron.producer.spool, "
+    "migrate_cron.store.direct"
 )
 DRIVERS = {"sqlite": "sqlite3", "postgresql": "psycopg", "mariadb": "pymysql"}
 

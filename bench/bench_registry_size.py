@@ -8,7 +8,7 @@ enqueue` writes (`enqueue NAME --quiet --registry â€¦ --database-url sqlite:///â
 time and CPU (user + system) medians and the largest resident set, per call (`wait4`).
 
 Next to it, in-process: `registry.load_job` (what the command does: the job's tables found in
-the bytes, `registry_text`) and `load_registry` (the whole file parsed and validated: what
+the bytes, `registry.text`) and `load_registry` (the whole file parsed and validated: what
 every call did before).
 
 Target: the 10,000-job registry within 20 ms of the 10-job one.

@@ -65,18 +65,11 @@ def settings(database_url: str, table_prefix: str = "") -> Settings:
 
 
 def open_store(database_url: str, table_prefix: str = "", use: Use | None = None) -> Store:
-    """Open the store for a command; errors surface as DatabaseUnavailable on first use.
-    A command is a quick use (a person waits: short time limits) unless it says otherwise
-    (``store.timeouts.Use``).
+    """Open the store for a command (``store.opening``: short time limits unless ``use``
+    says otherwise; a missing SQLite file is not created)."""
+    from migrate_cron.store.opening import open_for_person
 
-    A SQLite file that does not exist is not created (only ``db upgrade`` creates one): the
-    first use raises ``SchemaMissing`` ("no database yet"), so a ``status`` run in the wrong
-    directory leaves no stray empty database behind."""
-    from migrate_cron.store import open_store as _open
-    from migrate_cron.store.timeouts import Use
-
-    s = settings(database_url, table_prefix)
-    return _open(s.database_url, prefix=s.table_prefix, use=use or Use.QUICK, file_must_exist=True)
+    return open_for_person(database_url, table_prefix, use)
 
 
 def stderr_console() -> Console:

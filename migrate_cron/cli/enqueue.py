@@ -1,11 +1,11 @@
 """``migrate-cron enqueue NAME``: the enqueue-only producer a crontab line is rewritten to.
 
 Every host with the crontab fires it; the slot key (job_name, scheduled_for) makes the database
-keep one job per slot. The work is ``cli.producer.enqueue_slot``, shared with ``cli.lean``: the
+keep one job per slot. The work is ``producer.enqueue.enqueue_slot``, shared with ``cli.lean``: the
 plain line cron fires (``enqueue NAME --quiet --registry …``) never reaches Typer at all, and
 any other form (``--json``, ``--help``, fan-out, a usage error) comes here and behaves the same.
 
-``enqueue KIND --ref REF`` and ``enqueue KIND --stdin`` are the fan-out path (``fanout.py``):
+``enqueue KIND --ref REF`` and ``enqueue KIND --stdin`` are the fan-out path (``producer.fanout``):
 jobs of a queue-only kind keyed by (kind, ref). That path needs no registry entry — the kind
 may be served by a Python handler, or by a registry entry added later — and has no spool: an
 outage is an error (exit 75) and re-running the producer is the retry. A bad line is reported
@@ -24,8 +24,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from migrate_cron.cli.common import DatabaseUrl, JsonFlag, RegistryPath, TablePrefix
-from migrate_cron.cli.producer import EX_TEMPFAIL, enqueue_slot
+from migrate_cron.cli.enqueue_output import say
 from migrate_cron.config import DEFAULT_DATABASE_URL, DEFAULT_REGISTRY
+from migrate_cron.producer.enqueue import EX_TEMPFAIL, enqueue_slot
 
 if TYPE_CHECKING:
     from migrate_cron.store import Store
@@ -136,7 +137,7 @@ def enqueue(
         _fan_out(name, slot, ref, payload, run_at, from_stdin, quiet, as_json,
                  database_url, table_prefix, registry)  # fmt: skip
         return
-    code = enqueue_slot(
+    result = enqueue_slot(
         name,
         slot=slot,
         quiet=quiet,
@@ -146,6 +147,7 @@ def enqueue(
         registry=registry,
         spool_dir=spool_dir,
     )
+    code = say(result)
     if code:
         raise typer.Exit(code)
 
@@ -166,7 +168,13 @@ def _fan_out(
     """The queue-only path: --ref (one job) or --stdin (one per line)."""
     from migrate_cron.cli.common import open_store, print_json
     from migrate_cron.errors import DatabaseUnavailable, DataRefused, UsageError
-    from migrate_cron.fanout import check_kind, check_payload, check_ref, load_json, parse_time
+    from migrate_cron.producer.fanout import (
+        check_kind,
+        check_payload,
+        check_ref,
+        load_json,
+        parse_time,
+    )
 
     if slot != "auto":
         raise UsageError("--slot is for registry jobs; --ref/--stdin enqueue queue-only kinds")
@@ -216,7 +224,7 @@ def _fan_out_stdin(store: Store, kind: str, max_attempts: int, quiet: bool, as_j
     and skipped; exit 65 (EX_DATAERR) when there was one."""
     from migrate_cron.cli.common import print_json
     from migrate_cron.errors import EX_DATAERR
-    from migrate_cron.fanout import Rejected, fan_out, read_lines
+    from migrate_cron.producer.fanout import Rejected, fan_out, read_lines
 
     shown: list[dict[str, object]] = []
 

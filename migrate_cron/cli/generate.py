@@ -372,7 +372,7 @@ def generate_registry(
     from rich.markup import escape
 
     from migrate_cron.migration.generation import generate_registry as generate
-    from migrate_cron.migration.registry_writer import CHANGED, GONE, NEW, REFUSED, UPDATED
+    from migrate_cron.registry.proposal import CHANGED, GONE, NEW, REFUSED, UPDATED
 
     if tz is not None:
         from migrate_cron.crontab.timezone import check_zone

@@ -5,7 +5,8 @@ A crontab line switched by ``migrate --to enqueue`` runs
 Through Typer that call spends most of its time importing Typer, Rich (and Pydantic, which
 Typer brings) and every command module, before any work. Here the command line is read with
 no import beyond the standard library, and the work is the same function the Typer command
-calls (``cli.producer.enqueue_slot``): same rows, spool, output and exit codes.
+calls (``producer.enqueue.enqueue_slot``, said by ``cli.enqueue_output``): same rows, spool,
+output and exit codes.
 
 Only a command line this module fully understands takes this path; anything else — ``--help``,
 ``--json``, fan-out (``--ref``/``--stdin``), an unknown or repeated option, a missing value,
@@ -32,7 +33,7 @@ from migrate_cron.config import (
     TABLE_PREFIX_ENV,
 )
 
-SPOOL_ENV = "MIGRATE_CRON_SPOOL"  # = spool.SPOOL_ENV, not imported: spool.py is not free
+SPOOL_ENV = "MIGRATE_CRON_SPOOL"  # = producer.spool.SPOOL_ENV, not imported: it is not free
 DEBUG_ENV = "MIGRATE_CRON_DEBUG"
 
 #: Options that take a value, by every spelling Typer accepts for them here.
@@ -117,11 +118,12 @@ def run(argv: Sequence[str], environ: Mapping[str, str] | None = None) -> int | 
     args = parse(argv, os.environ if environ is None else environ)
     if args is None:
         return None
-    from migrate_cron.cli.producer import enqueue_slot
+    from migrate_cron.cli.enqueue_output import say
     from migrate_cron.errors import MigrateCronError
+    from migrate_cron.producer.enqueue import enqueue_slot
 
     try:
-        return enqueue_slot(
+        result = enqueue_slot(
             args.name,
             slot=args.slot,
             quiet=args.quiet,
@@ -132,6 +134,7 @@ def run(argv: Sequence[str], environ: Mapping[str, str] | None = None) -> int | 
             spool_dir=args.spool_dir,
             direct=True,
         )
+        return say(result)
     except MigrateCronError as exc:
         from migrate_cron.cli.error_line import print_error
         from migrate_cron.config import mask_url

@@ -1,5 +1,5 @@
 """``migrate-cron spool list|flush``: the slots ``enqueue`` kept on this host while the
-database was away (see ``migrate_cron/spool.py``)."""
+database was away (see ``migrate_cron/producer/spool.py``)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def spool_list(spool_dir: SpoolDir = None, as_json: JsonFlag = False) -> None:
 
     Example: migrate-cron spool list --json
     """
-    from migrate_cron.spool import Spool
+    from migrate_cron.producer.spool import Spool
 
     spool = Spool.on_host(spool_dir)
     entries = spool.entries()
@@ -70,9 +70,9 @@ def spool_flush(
     Example: migrate-cron spool flush --database-url postgresql://app@db/app
     """
     from migrate_cron.cli.common import open_store, settings
-    from migrate_cron.cli.producer import replayer
     from migrate_cron.errors import DatabaseUnavailable
-    from migrate_cron.spool import Spool, target_of
+    from migrate_cron.producer.enqueue import replayer
+    from migrate_cron.producer.spool import Spool, target_of
 
     config = settings(database_url, table_prefix)
     spool = Spool.on_host(spool_dir)

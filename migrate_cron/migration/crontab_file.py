@@ -85,6 +85,12 @@ class CrontabText:
         return "".join(line + "\n" for line in out)
 
 
+def crontab_lines(path: str) -> tuple[str, ...]:
+    """The lines of crontab file ``path`` as ``CrontabText`` reads them (for the registry
+    writer, which must not import this package)."""
+    return CrontabText.read(path).lines
+
+
 def is_text_safe(text: str) -> bool:
     """True if ``text`` holds only real characters (no undecodable bytes), so TOML can keep it."""
     try:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from migrate_cron.migration.registry_writer import Refusal
+from migrate_cron.registry.proposal import Refusal
 
 if TYPE_CHECKING:
     from migrate_cron.crontab.entry import CrontabLine

@@ -33,14 +33,14 @@ from migrate_cron.crontab.flavour import Flavour, flavour
 from migrate_cron.crontab.line_limits import COMMAND_TOO_LONG, ENV_NOT_UTF8, NOT_UTF8, UNKEEPABLE
 from migrate_cron.crontab.sources import spool_owner
 from migrate_cron.migration.entry_zone import EntryZone, entry_zone
-from migrate_cron.migration.registry_writer import (
+from migrate_cron.registry import NUL_REASON, Source, env_problem
+from migrate_cron.registry.proposal import (
     CHANGED,
     REFUSED,
     GeneratedJob,
     MergeAction,
     Refusal,
 )
-from migrate_cron.registry import NUL_REASON, Source, env_problem
 from migrate_cron.vocabulary import Overlap, Policy
 
 if TYPE_CHECKING:
@@ -402,10 +402,10 @@ def _generate(
     cron: str,
 ) -> GenerateResult:
     from migrate_cron.crontab.timezone import host_timezone
-    from migrate_cron.migration.crontab_file import atomic_write
+    from migrate_cron.migration.crontab_file import atomic_write, crontab_lines
     from migrate_cron.migration.planning import analyze_files
-    from migrate_cron.migration.registry_writer import merge
     from migrate_cron.migration.switch import registry_lock
+    from migrate_cron.registry.writer import merge
 
     zone = timezone or host_timezone()
     report = analyze_files(paths, default_tz=zone, file_format=file_format, cron=cron)
@@ -423,7 +423,7 @@ def _generate(
         before = output.read_text(encoding="utf-8") if output.exists() else ""
         after, actions = merge(
             before or None, proposal.jobs, [f.path for f in report.files], registry_dir,
-            force=force,
+            force=force, crontab_lines=crontab_lines,
         )  # fmt: skip
         written = not dry_run and after != before
         if written:

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from migrate_cron.errors import MigrateCronError
-from migrate_cron.migration.registry_writer import source_path
 from migrate_cron.registry import JobSpec, Registry
+from migrate_cron.registry.paths import source_path
 from migrate_cron.vocabulary import Mode
 
 if TYPE_CHECKING:

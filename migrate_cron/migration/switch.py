@@ -28,11 +28,18 @@ from datetime import datetime
 from pathlib import Path
 
 from migrate_cron.errors import ConfigError, MigrateCronError, UsageError
-from migrate_cron.migration import registry_writer
 from migrate_cron.migration.crontab_file import CrontabText, atomic_write, backup, is_text_safe
 from migrate_cron.migration.install import Installer
 from migrate_cron.migration.rewrite import enqueue_line, scheduler_line
-from migrate_cron.registry import JobSpec, Migration, Registry, Source, parse_registry
+from migrate_cron.registry import (
+    JobSpec,
+    Migration,
+    Registry,
+    Source,
+    document,
+    parse_registry,
+    paths,
+)
 from migrate_cron.vocabulary import Mode
 
 TARGET_MODES = (Mode.ENQUEUE, Mode.SCHEDULER)
@@ -153,7 +160,7 @@ def migrate(
             change = _switch_origin(spec, src, path, to, target, install, file_format, todo, cron)
             changes.append(change)
             results.append(change.result)
-            stored = registry_writer.stored_path(path, registry_path.parent)
+            stored = paths.stored_path(path, registry_path.parent)
             origin = src.label if len(spec.sources) > 1 else None
             old = spec.migration_of(src)
             switches.pop(old.origin if old else origin, None)
@@ -174,11 +181,11 @@ def migrate(
             _check_installed(installer, changes[0].before, changes[0].path)
         if dry_run:
             return results
-        new_registry = registry_writer.set_switches(
+        new_registry = document.set_switches(
             loaded.text, name, to, _in_source_order(spec, switches)
         )
         if command is not None:
-            new_registry = registry_writer.set_command(new_registry, name, command)
+            new_registry = document.set_command(new_registry, name, command)
         saved = _commit(registry_path, loaded.text, new_registry, changes, install, installer)
         return [_written(r, b) for r, b in zip(results, saved, strict=True)]
 
@@ -229,7 +236,7 @@ def rollback(
             _check_installed(installer, changes[0].before, changes[0].path)
         if dry_run:
             return results
-        new_registry = registry_writer.set_switches(
+        new_registry = document.set_switches(
             loaded.text, name, mode, _in_source_order(spec, remaining)
         )
         saved = _commit(registry_path, loaded.text, new_registry, changes, do_install, installer)
@@ -456,8 +463,8 @@ def _origins(
     def default_path(src: Source) -> Path:
         mig = spec.migration_of(src)
         if rolling_back and mig is not None:
-            return registry_writer.source_path(mig.crontab, base)
-        return registry_writer.source_path(src.file, base)
+            return paths.source_path(mig.crontab, base)
+        return paths.source_path(src.file, base)
 
     if not given:
         return [(src, default_path(src)) for src in spec.sources]
@@ -475,7 +482,7 @@ def _origins(
             found = [
                 s
                 for s in spec.sources
-                if registry_writer.source_path(s.file, base).resolve() == here
+                if paths.source_path(s.file, base).resolve() == here
                 or default_path(s).resolve() == here
             ]
         if len(found) != 1:

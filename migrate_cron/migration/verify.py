@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Any
 
 from migrate_cron.errors import MigrateCronError
 from migrate_cron.migration.crontab_file import CrontabText
-from migrate_cron.migration.registry_writer import source_path
 from migrate_cron.registry import JobSpec, Migration, Registry, Source
+from migrate_cron.registry.paths import source_path
 from migrate_cron.vocabulary import Mode
 
 if TYPE_CHECKING:

@@ -15,6 +15,20 @@ OUTPUT_TAIL = 4000
 _EXIT = re.compile(r"\bexit code (\d+)")
 
 
+@dataclass(frozen=True, slots=True)
+class RunEnd:
+    """How a run ended, as the worker hands it to the notifier: plain values, so ``notify/``
+    needs nothing of ``worker/`` (the worker imports the notifier, never the other way).
+    A run given back unfinished (shutdown, a lost lease) is neither succeeded nor failed."""
+
+    succeeded: bool
+    failed: bool
+    #: Failed, and no retry will be tried whatever the attempts left (a bad entry).
+    terminal: bool = False
+    error: str | None = None
+    output: str | None = None
+
+
 @dataclass(frozen=True)
 class Event:
     event: str  # failed | retrying | output | recovered

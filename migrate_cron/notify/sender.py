@@ -20,15 +20,14 @@ from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry, Counter
 
-from migrate_cron.notify.event import OUTPUT_TAIL, Event, clean, exit_code, hostname
-from migrate_cron.notify.targets import LOCAL_USER, NotifySettings, Target
+from migrate_cron.notify.event import OUTPUT_TAIL, Event, RunEnd, clean, exit_code, hostname
 from migrate_cron.notify.transports import DeliveryError, deliver
+from migrate_cron.registry.notify_targets import LOCAL_USER, NotifySettings, Target
 
 if TYPE_CHECKING:
     from migrate_cron.registry import JobSpec
     from migrate_cron.store.history import PreviousOutcome
     from migrate_cron.store.models import Job
-    from migrate_cron.worker.outcome import Outcome
 
 QUEUE_SIZE = 1000
 #: Seconds the sender waits for a success to be written before asking what came before it.
@@ -68,24 +67,22 @@ class Notifier:
         self._thread = threading.Thread(target=self._run, name="migrate-cron-notify", daemon=True)
         self._thread.start()
 
-    def job_finished(self, job: Job, outcome: Outcome, duration: float) -> None:
+    def job_finished(self, job: Job, outcome: RunEnd, duration: float) -> None:
         """Called by a runner after the outcome is handed to the finisher: never blocks."""
-        from migrate_cron.worker.outcome import DONE, FAILED
-
         spec = self._specs.get(job.kind)
         if spec is None or not spec.notify_targets:
             return
         events = set(spec.notify_on)
         raised: list[tuple[str, Callable[[], bool] | None]] = []
-        if outcome.status == FAILED:
+        if outcome.failed:
             final = outcome.terminal or job.attempts >= job.max_attempts
             if final and "failed" in events:
                 raised.append(("failed", None))
             if not final and "retrying" in events:
                 raised.append(("retrying", None))
-        if outcome.status in (DONE, FAILED) and outcome.output and "output" in events:
+        if (outcome.succeeded or outcome.failed) and outcome.output and "output" in events:
             raised.append(("output", None))
-        if outcome.status == DONE and "recovered" in events:
+        if outcome.succeeded and "recovered" in events:
             raised.append(("recovered", self._recovered_check(job)))
         for name, check in raised:
             self._submit(
@@ -120,9 +117,7 @@ class Notifier:
 
         return check
 
-    def _event(
-        self, name: str, job: Job, outcome: Outcome, duration: float, spec: JobSpec
-    ) -> Event:
+    def _event(self, name: str, job: Job, outcome: RunEnd, duration: float, spec: JobSpec) -> Event:
         output = outcome.output or ""
         return Event(
             event=name,

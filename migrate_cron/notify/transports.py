@@ -13,7 +13,7 @@ from email.message import EmailMessage
 from urllib.parse import urlsplit
 
 from migrate_cron.notify.event import Event
-from migrate_cron.notify.targets import NotifySettings, Target
+from migrate_cron.registry.notify_targets import NotifySettings, Target
 
 SMTP_USER_ENV = "MIGRATE_CRON_SMTP_USER"
 SMTP_PASSWORD_ENV = "MIGRATE_CRON_SMTP_PASSWORD"

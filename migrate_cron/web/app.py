@@ -77,9 +77,9 @@ class WebConfig:
 
 def create_app(config: WebConfig, store: Store | None = None) -> Starlette:
     """The app for one server process; the store is disposed when it shuts down."""
-    from migrate_cron.cli.common import open_store
+    from migrate_cron.store.opening import open_for_person
 
-    own = store or open_store(config.database_url, config.table_prefix)
+    own = store or open_for_person(config.database_url, config.table_prefix)
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:

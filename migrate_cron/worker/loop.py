@@ -55,7 +55,7 @@ from migrate_cron.worker.inflight import Ledger, Slot
 from migrate_cron.worker.log import WorkerLog
 from migrate_cron.worker.metrics import WorkerMetrics
 from migrate_cron.worker.outage import OUTAGE_ERRORS, Outage
-from migrate_cron.worker.outcome import FAILED, Outcome
+from migrate_cron.worker.outcome import FAILED, Outcome, run_end
 from migrate_cron.worker.settings import WorkerSettings
 from migrate_cron.worker.source import WorkSource
 
@@ -416,7 +416,7 @@ class Worker:
             self.metrics.finished(job.kind, outcome.status, duration)
             self._finisher.put(job, outcome)
             if self.notifier is not None:
-                self.notifier.job_finished(job, outcome, duration)
+                self.notifier.job_finished(job, run_end(outcome), duration)
 
     def _ended_by_our_stop(self, outcome: Outcome) -> bool:
         """A command that died of SIGTERM/SIGINT/SIGHUP while this worker is being stopped was

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from migrate_cron.notify.event import RunEnd
 from migrate_cron.store.models import AttemptRun
 from migrate_cron.vocabulary import RunStatus
 
@@ -71,6 +72,18 @@ def attempt_run(outcome: Outcome) -> AttemptRun | None:
         started_at=outcome.started_at,
         finished_at=outcome.started_at + timedelta(seconds=outcome.duration),
         exit_code=outcome.exit_code,
+        error=outcome.error,
+        output=outcome.output,
+    )
+
+
+def run_end(outcome: Outcome) -> RunEnd:
+    """What the notifier is told of a finished run (it decides from this alone which events
+    the run raises)."""
+    return RunEnd(
+        succeeded=outcome.status == DONE,
+        failed=outcome.status == FAILED,
+        terminal=outcome.terminal,
         error=outcome.error,
         output=outcome.output,
     )

@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from migrate_cron.migration import registry_writer
-from migrate_cron.migration.registry_writer import GeneratedJob
+from migrate_cron.migration.crontab_file import crontab_lines
 from migrate_cron.registry import Source
+from migrate_cron.registry import writer as registry_writer
+from migrate_cron.registry.proposal import GeneratedJob
 
 
 @dataclass
@@ -55,6 +56,7 @@ def write_registry(registry: Path, jobs: list[GeneratedJob], files: list[Path]) 
         jobs,
         [str(f) for f in files],
         registry.parent,
+        crontab_lines=crontab_lines,
     )
     registry.write_text(text)
     return text

@@ -13,13 +13,14 @@ import pytest
 from migrate_cron.crontab.flavour import flavour
 from migrate_cron.crontab.parser import parse_crontab
 from migrate_cron.crontab.timezone import host_timezone
+from migrate_cron.migration.crontab_file import crontab_lines
 from migrate_cron.migration.entry_zone import EntryZone, entry_zone
 from migrate_cron.migration.generation import (
     generate_registry,
     one_sentence,
     working_directory,
 )
-from migrate_cron.migration.registry_writer import KEPT, NEW, REFUSED, Refusal
+from migrate_cron.registry.proposal import KEPT, NEW, REFUSED, Refusal
 
 DEBIAN, CRONIE, BUSYBOX = flavour("debian"), flavour("cronie"), flavour("busybox")
 
@@ -248,8 +249,9 @@ def test_merging_grows_linearly_with_the_crontab(tmp_path: Path) -> None:
     take about 8x the time (a scan per line would take 64x)."""
     import time
 
-    from migrate_cron.migration.registry_writer import GeneratedJob, merge
     from migrate_cron.registry import Source
+    from migrate_cron.registry.proposal import GeneratedJob
+    from migrate_cron.registry.writer import merge
 
     def jobs(n: int) -> list[GeneratedJob]:
         path = str(tmp_path / f"c{n}")
@@ -267,8 +269,8 @@ def test_merging_grows_linearly_with_the_crontab(tmp_path: Path) -> None:
     def seconds(n: int) -> float:
         proposed = jobs(n)
         start = time.perf_counter()
-        text, _ = merge(None, proposed, [], tmp_path)
-        merge(text, proposed, [], tmp_path)
+        text, _ = merge(None, proposed, [], tmp_path, crontab_lines=crontab_lines)
+        merge(text, proposed, [], tmp_path, crontab_lines=crontab_lines)
         return time.perf_counter() - start
 
     seconds(200)  # warm up imports and caches

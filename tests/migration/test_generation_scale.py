@@ -10,10 +10,12 @@ from pathlib import Path
 import pytest
 
 from migrate_cron.migration import crontab_file
+from migrate_cron.migration.crontab_file import crontab_lines
 from migrate_cron.migration.generation import generate_registry
-from migrate_cron.migration.registry_writer import KEPT, SWITCHED, set_switches
 from migrate_cron.migration.rewrite import scheduler_line
 from migrate_cron.registry import Migration, load_registry
+from migrate_cron.registry.document import set_switches
+from migrate_cron.registry.proposal import KEPT, SWITCHED
 
 
 def test_a_rerun_reads_the_crontab_once_however_many_of_its_jobs_are_switched(
@@ -67,8 +69,9 @@ def test_new_entries_leave_no_objects_behind_for_the_collector(tmp_path: Path) -
     by the collector that generation pauses. Written as text, an entry leaves its action."""
     import gc
 
-    from migrate_cron.migration.registry_writer import GeneratedJob, merge
     from migrate_cron.registry import Source
+    from migrate_cron.registry.proposal import GeneratedJob
+    from migrate_cron.registry.writer import merge
 
     def job(i: int) -> GeneratedJob:
         line = f"{i % 60} * * * * /opt/bin/job-{i}"
@@ -83,12 +86,12 @@ def test_new_entries_leave_no_objects_behind_for_the_collector(tmp_path: Path) -
         )
 
     proposed = [job(i) for i in range(1000)]
-    merge(None, proposed[:5], [], tmp_path)  # imports and caches, once
+    merge(None, proposed[:5], [], tmp_path, crontab_lines=crontab_lines)  # imports and caches, once
     gc.collect()
     gc.disable()
     try:
         before = len(gc.get_objects())
-        text, actions = merge(None, proposed, [], tmp_path)
+        text, actions = merge(None, proposed, [], tmp_path, crontab_lines=crontab_lines)
         left = len(gc.get_objects()) - before
     finally:
         gc.enable()

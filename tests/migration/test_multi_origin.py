@@ -13,9 +13,9 @@ import pytest
 from migrate_cron.errors import ConfigError
 from migrate_cron.migration import switch
 from migrate_cron.migration.generation import generate_registry
-from migrate_cron.migration.registry_writer import JOINED, KEPT, NEW, SWITCHED
 from migrate_cron.migration.switch import Target
 from migrate_cron.registry import load_registry, parse_registry
+from migrate_cron.registry.proposal import JOINED, KEPT, NEW, SWITCHED
 
 NOW = datetime(2026, 12, 3, 9, 0, tzinfo=UTC)
 LINE = b"*/5 * * * * /usr/local/bin/import-orders\n"

@@ -9,6 +9,7 @@ import pytest
 
 from migrate_cron.errors import UsageError
 from migrate_cron.migration import switch
+from migrate_cron.migration.crontab_file import crontab_lines
 from migrate_cron.migration.switch import AlreadyThere, Refused, SwitchResult, Target
 from migrate_cron.registry import load_registry, parse_registry
 
@@ -221,7 +222,8 @@ def test_registry_stays_valid_and_keeps_comments(setup) -> None:  # type: ignore
 
 
 def test_generate_after_a_switch_keeps_switched_jobs(setup) -> None:  # type: ignore[no-untyped-def]
-    from migrate_cron.migration.registry_writer import SWITCHED, merge
+    from migrate_cron.registry.proposal import SWITCHED
+    from migrate_cron.registry.writer import merge
 
     from .helpers import job
 
@@ -238,7 +240,9 @@ def test_generate_after_a_switch_keeps_switched_jobs(setup) -> None:  # type: ig
             "30 2 * * *",
         ),
     ]
-    new_text, actions = merge(text, again, [str(crontab)], registry.parent)
+    new_text, actions = merge(
+        text, again, [str(crontab)], registry.parent, crontab_lines=crontab_lines
+    )
     assert new_text == text
     assert {(a.name, a.status) for a in actions} == {
         ("invoices-export", SWITCHED),

@@ -14,7 +14,7 @@ from prometheus_client import CollectorRegistry
 
 from migrate_cron.metrics import QueueCollector
 from migrate_cron.notify.sender import Notifier
-from migrate_cron.notify.targets import NotifySettings
+from migrate_cron.registry.notify_targets import NotifySettings
 from migrate_cron.store import open_store
 from migrate_cron.worker.metrics import WorkerMetrics
 

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from migrate_cron.fanout import Overlong, decode_line, parse_line, parse_time, read_lines
+from migrate_cron.producer.fanout import Overlong, decode_line, parse_line, parse_time, read_lines
 
 
 def test_a_line_is_a_ref_with_an_optional_payload_and_time() -> None:

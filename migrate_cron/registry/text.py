@@ -22,7 +22,7 @@ parses the whole file, as before. It cannot be sure when:
   multi-line value).
 
 It reads the file through ``mmap``: the pages are the page cache's, so a large registry does
-not grow the process. Bytes only, no import of ours: ``registry.py`` builds the entry.
+not grow the process. Bytes only, no import of ours: ``registry.loader`` builds the entry.
 """
 
 from __future__ import annotations

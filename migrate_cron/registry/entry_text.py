@@ -1,5 +1,5 @@
 """A new registry entry as TOML text, written directly: the text tomlkit renders for the
-table ``registry_writer`` would build for it (``_new_entry``), without building it.
+table ``registry.entry_tables`` would build for it (``new_entry``), without building it.
 
 A tomlkit table costs ~60 objects per entry that hold reference cycles (freed only by the
 collector) and ~400 µs; ``generate registry`` on a 100,000-line crontab spent half its time
@@ -7,7 +7,7 @@ building and freeing them. Each value is still rendered by tomlkit (``tomlkit.it
 ``tomlkit.key``, ``tomlkit.comment``: the same escaping, the same errors); only the layout —
 one ``key = value`` per line, the comments under the header, a blank line before each
 ``[jobs.NAME.source]`` or ``[[jobs.NAME.sources]]`` — is spelled here, and
-``tests/migration/test_entry_text.py`` holds it equal to tomlkit's on generated entries.
+``tests/registry/test_entry_text.py`` holds it equal to tomlkit's on generated entries.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 import tomlkit
 
 if TYPE_CHECKING:
-    from migrate_cron.migration.registry_writer import GeneratedJob
-    from migrate_cron.registry import Source
+    from migrate_cron.registry.proposal import GeneratedJob
+    from migrate_cron.registry.spec import Source
 
 
 def entry_text(name: str, g: GeneratedJob, stored: Callable[[str], str]) -> str:

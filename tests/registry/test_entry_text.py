@@ -12,15 +12,13 @@ import tomlkit
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from migrate_cron.migration.entry_text import entry_text
-from migrate_cron.migration.registry_writer import (
-    GeneratedJob,
-    _merge,
-    _new_entry,
-    _Paths,
-    merge,
-)
+from migrate_cron.migration.crontab_file import crontab_lines
 from migrate_cron.registry import Source
+from migrate_cron.registry.entry_tables import new_entry
+from migrate_cron.registry.entry_text import entry_text
+from migrate_cron.registry.paths import CrontabPaths
+from migrate_cron.registry.proposal import GeneratedJob
+from migrate_cron.registry.writer import _merge, merge
 
 REGISTRY_DIR = Path("/srv/registry")
 text = st.text(max_size=30)
@@ -62,7 +60,7 @@ def as_table(name: str, job: GeneratedJob) -> str:
     """The entry built as a tomlkit table and rendered alone, as ``merge`` did before."""
     doc = tomlkit.document()
     holder = tomlkit.table(is_super_table=True)
-    holder.append(name, _new_entry(job, _Paths(REGISTRY_DIR)))
+    holder.append(name, new_entry(job, CrontabPaths(REGISTRY_DIR, crontab_lines)))
     doc.append("jobs", holder)
     return tomlkit.dumps(doc)
 
@@ -87,7 +85,7 @@ def test_every_field_of_an_entry_is_tried() -> None:
 def test_an_entry_written_as_text_is_what_tomlkit_renders_for_its_table(
     name: str, job: GeneratedJob
 ) -> None:
-    written = outcome(entry_text, name, job, _Paths(REGISTRY_DIR).stored)
+    written = outcome(entry_text, name, job, CrontabPaths(REGISTRY_DIR, crontab_lines).stored)
     assert written == outcome(as_table, name, job)
 
 
@@ -123,7 +121,14 @@ def test_new_entries_land_where_tomlkit_would_put_their_tables(existing: str | N
         )
         for i in range(4)
     ]
-    as_tables, actions = _merge(existing, proposed, [], REGISTRY_DIR, False, as_text=False)
-    assert merge(existing, proposed, [], REGISTRY_DIR) == (as_tables, actions)
-    written, _ = _merge(existing, proposed, [], REGISTRY_DIR, False, as_text=True)
+    as_tables, actions = _merge(
+        existing, proposed, [], CrontabPaths(REGISTRY_DIR, crontab_lines), False, as_text=False
+    )
+    assert merge(existing, proposed, [], REGISTRY_DIR, crontab_lines=crontab_lines) == (
+        as_tables,
+        actions,
+    )
+    written, _ = _merge(
+        existing, proposed, [], CrontabPaths(REGISTRY_DIR, crontab_lines), False, as_text=True
+    )
     assert (written is None) == (existing is not None and existing.startswith('["jobs"'))

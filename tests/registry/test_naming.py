@@ -5,7 +5,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from migrate_cron.migration.naming import registry_name, unique_name
+from migrate_cron.registry.naming import registry_name, unique_name
 
 
 def test_unique_name_adds_the_first_free_suffix() -> None:

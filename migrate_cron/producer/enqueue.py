@@ -1,8 +1,10 @@
 """What ``migrate-cron enqueue NAME`` does for one registry job and one slot, without Typer.
 
 Two front ends call it: the Typer command (``cli.enqueue``) and the lean path cron takes every
-minute on every host (``cli.lean``). Keeping the work here, with no Typer or Rich import, is
-what makes the two byte-identical: same messages, same spool, same exit codes.
+minute on every host (``cli.lean``). The work returns an ``Enqueued`` — what happened, the exit
+code, the lines to say — and both front ends say it the same way (``cli.enqueue_output``):
+same messages, same spool, same exit codes. One line is said here: when the deadline ends the
+process from the watchdog's thread, nobody is left to return to.
 
 Every import below stays inside the function body or is cheap (stdlib, ``config``, ``errors``):
 this module is on the path of a process that lives for a fraction of a second.
@@ -14,19 +16,34 @@ import os
 import sys
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from datetime import datetime
-
-    from migrate_cron.spool import Placed, Spool, SpooledSlot
+    from migrate_cron.producer.spool import Placed, Spool, SpooledSlot
     from migrate_cron.store import SlotWriter
 
 #: ``enqueue`` gives up on the database after this long, spools the slot and exits 75, whatever
 #: the database does (a stalled connection cannot be bounded by socket timeouts alone).
 DEADLINE_SECONDS = 25.0
 EX_TEMPFAIL = 75
+
+
+@dataclass(frozen=True)
+class Enqueued:
+    """What one ``enqueue NAME`` came to: the exit code and what to say, in order — lines on
+    stderr (cron mails them), then the outcome on stdout or, for ``--json``, the object to
+    print (``data``)."""
+
+    exit_code: int
+    stderr: tuple[str, ...] = ()
+    stdout: str | None = None
+    data: dict[str, Any] | None = None
+    #: With ``MIGRATE_CRON_DEBUG``: the outage to raise once the lines are said (its traceback
+    #: too; the slot is spooled all the same).
+    debug_error: BaseException | None = field(default=None, compare=False)
 
 
 def enqueue_slot(
@@ -40,12 +57,13 @@ def enqueue_slot(
     registry: str,
     spool_dir: Path | None,
     direct: bool = False,
-) -> int:
-    """Enqueue job ``name``'s run for ``slot`` (``auto`` or ISO) once; print the outcome.
+) -> Enqueued:
+    """Enqueue job ``name``'s run for ``slot`` (``auto`` or ISO) once; say nothing, return
+    what to say.
 
-    Returns the exit code: 0 (enqueued, or already there), 75 when the run could not be
-    enqueued now but a retry can (the slot went to the spool, or — one line says — could not
-    even go there). Our errors (unknown job, bad slot, missing tables) are raised as
+    The exit code is 0 (enqueued, or already there), 75 when the run could not be enqueued
+    now but a retry can (the slot went to the spool, or — one line says — could not even go
+    there). Our errors (unknown job, bad slot, missing tables) are raised as
     ``MigrateCronError`` for the caller's one-line error.
 
     Only the job's own entry is read (``registry.load_job``: the cost does not grow with the
@@ -62,9 +80,9 @@ def enqueue_slot(
 
     from migrate_cron.config import Settings, validate_prefix
     from migrate_cron.errors import ConfigError, DatabaseUnavailable, UsageError
+    from migrate_cron.producer.slot import resolve_slot
+    from migrate_cron.producer.spool import Spool, target_of
     from migrate_cron.registry import load_job
-    from migrate_cron.scheduler.slot import resolve_slot
-    from migrate_cron.spool import Spool, target_of
     from migrate_cron.store import open_slot_writer, open_store
 
     now = datetime.now(UTC)
@@ -78,15 +96,19 @@ def enqueue_slot(
     when = resolve_slot(spec, slot, now)
     stamp = f"{when.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ}"
 
-    def to_spool(reason: str) -> None:
-        _say_spooled(
+    def to_spool(reason: str) -> str:
+        return _spooled_line(
             f"the database is unavailable ({reason})",
             f"slot {stamp} of {spec.name}",
             lambda: spool.put(spec.name, when, spec.max_attempts, target, reason),
             f"run `migrate-cron enqueue {spec.name} --slot {stamp}` once it is back",
         )
 
-    watchdog = _Watchdog(DEADLINE_SECONDS, lambda: to_spool(f"no answer in {DEADLINE_SECONDS:g}s"))
+    def at_deadline() -> None:
+        sys.stderr.write(to_spool(f"no answer in {DEADLINE_SECONDS:g}s"))
+        sys.stderr.flush()
+
+    watchdog = _Watchdog(DEADLINE_SECONDS, at_deadline)
     store: SlotWriter = (
         open_slot_writer(config.database_url, config.table_prefix)
         if direct
@@ -101,16 +123,13 @@ def enqueue_slot(
             skip_if_running=spec.overlap == "skip",
         )
     except DatabaseUnavailable as exc:
-        if watchdog.cancel():
-            to_spool(str(exc))
-        if os.environ.get("MIGRATE_CRON_DEBUG"):
-            raise  # --debug: the traceback too (the slot is spooled all the same)
-        return EX_TEMPFAIL
+        said = (to_spool(str(exc)),) if watchdog.cancel() else ()
+        debug = exc if os.environ.get("MIGRATE_CRON_DEBUG") else None
+        return Enqueued(EX_TEMPFAIL, said, debug_error=debug)
     finally:
         watchdog.cancel()
         store.dispose()
-    if replayed and not quiet and not as_json:
-        sys.stderr.write(f"replayed {replayed} spooled slot(s) first\n")
+    notes = (f"replayed {replayed} spooled slot(s) first\n",) if replayed else ()
     if result.created and result.outcome == "skipped":
         outcome = "skipped"  # overlap = "skip" and a run of the job is still running
     elif result.created:
@@ -120,26 +139,20 @@ def enqueue_slot(
     else:
         outcome = "already enqueued"
     if as_json:
-        # Only the Typer command asks for JSON (the lean path hands --json to it), so the
-        # import of cli.common, which brings Typer, costs nothing extra there.
-        from migrate_cron.cli.common import print_json
-
-        print_json(
-            {
-                "job": spec.name,
-                "slot": when.astimezone(UTC),
-                "slot_local": _local(when, spec.timezone),
-                "outcome": outcome,
-                "created": result.created,
-                "job_id": result.job_id,
-                "replayed": replayed,
-            }
-        )
-    elif not quiet:
-        why = " (overlap = skip: the previous run is still running)" if outcome == "skipped" else ""
-        sys.stdout.write(outcome + why + "\n")
-        sys.stdout.flush()
-    return 0
+        data = {
+            "job": spec.name,
+            "slot": when.astimezone(UTC),
+            "slot_local": _local(when, spec.timezone),
+            "outcome": outcome,
+            "created": result.created,
+            "job_id": result.job_id,
+            "replayed": replayed,
+        }
+        return Enqueued(0, data=data)
+    if quiet:
+        return Enqueued(0)
+    why = " (overlap = skip: the previous run is still running)" if outcome == "skipped" else ""
+    return Enqueued(0, notes, stdout=outcome + why + "\n")
 
 
 def _spool_unresolved(
@@ -150,11 +163,11 @@ def _spool_unresolved(
     registry: str,
     target: str,
     problem: str,
-) -> int:
+) -> Enqueued:
     """The job's entry cannot be read: keep what is known — its name, when cron fired it,
     the ``--slot`` given — so the run is enqueued once the entry loads again (``replayer``).
     Exit 75 with one line: cron mails it every time the line fires until it is fixed."""
-    from datetime import UTC, datetime
+    from datetime import UTC
 
     from migrate_cron.errors import UsageError
 
@@ -167,7 +180,7 @@ def _spool_unresolved(
             ) from None
     fired = now.replace(microsecond=0)
     stamp = f"{fired.astimezone(UTC):%Y-%m-%dT%H:%M:%SZ}"
-    _say_spooled(
+    line = _spooled_line(
         f"job {name!r} cannot be read ({problem})",
         f"its run fired at {stamp}" + (f" (--slot {slot})" if slot != "auto" else ""),
         lambda: spool.put(
@@ -183,19 +196,20 @@ def _spool_unresolved(
         f"{slot if slot != 'auto' else stamp}`",
         later="enqueued by the first enqueue once the entry loads again",
     )
-    return EX_TEMPFAIL
+    return Enqueued(EX_TEMPFAIL, (line,))
 
 
-def _say_spooled(
+def _spooled_line(
     why: str,
     what: str,
     put: Callable[[], Placed],
     recover: str,
     later: str = "",
-) -> None:
-    """One line on stderr (cron mails it): where the slot went — or, when no spool place
-    took it, every place tried and why, and the command that enqueues it by hand."""
-    from migrate_cron.spool import SpoolError
+) -> str:
+    """Spools the slot (``put``) and returns the line for stderr (cron mails it): where the
+    slot went — or, when no spool place took it, every place tried and why, and the command
+    that enqueues it by hand."""
+    from migrate_cron.producer.spool import SpoolError
 
     try:
         placed = put()
@@ -204,8 +218,7 @@ def _say_spooled(
     else:
         others = f" (not in {'; '.join(placed.failures)})" if placed.failures else ""
         line = f"{why}; {what} spooled to {placed.path}{others}" + (f", {later}" if later else "")
-    sys.stderr.write(f"migrate-cron enqueue: {line}\n")
-    sys.stderr.flush()
+    return f"migrate-cron enqueue: {line}\n"
 
 
 def replayer(store: SlotWriter) -> Callable[[SpooledSlot], bool]:
@@ -214,8 +227,8 @@ def replayer(store: SlotWriter) -> Callable[[SpooledSlot], bool]:
     schedule). Each entry is read once per replay: a line that fired every minute while its
     entry was bad has many slots waiting, one read serves them all."""
     from migrate_cron.errors import ConfigError, UnknownJob, UsageError
+    from migrate_cron.producer.slot import resolve_slot
     from migrate_cron.registry import JobSpec, load_job
-    from migrate_cron.scheduler.slot import resolve_slot
 
     specs: dict[tuple[str, str], JobSpec | None] = {}
 

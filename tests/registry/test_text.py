@@ -1,4 +1,4 @@
-"""``registry.load_job``: one job read from the registry's text (``registry_text``) gives
+"""``registry.load_job``: one job read from the registry's text (``registry.text``) gives
 exactly what the whole file's parse gives — the entry, its error (with its line), or the
 file's error — for every spelling TOML allows; where the scan cannot be sure it parses the
 whole file, and says so by returning ``None``."""
@@ -13,9 +13,9 @@ import tomlkit
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from migrate_cron import registry_text
 from migrate_cron.errors import MigrateCronError
 from migrate_cron.registry import load_job, load_registry
+from migrate_cron.registry import text as registry_text
 
 
 def outcome(call: Any) -> object:

@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from migrate_cron.registry import _KEYS, _TABLE_KEYS, KEY_EXAMPLES, load_registry
+from migrate_cron.registry import KEY_EXAMPLES, load_registry
+from migrate_cron.registry.keys import JOB_KEYS as _KEYS
+from migrate_cron.registry.tables import TABLE_KEYS as _TABLE_KEYS
 from tests.conftest import run_cli
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "registry.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "registry.md"
 
 
 def _documented() -> set[str]:

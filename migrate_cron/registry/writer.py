@@ -19,25 +19,49 @@ a job. So it is edited as a document (tomlkit), never re-serialised from parsed 
 - the same line on another host or in another file is another origin of the same job
   (JOINED): ``[jobs.NAME.source]`` becomes a ``[[jobs.NAME.sources]]`` array.
 
-Mode changes (``migrate`` / ``rollback``) touch only ``mode`` and the ``migration`` table(s).
+Mode changes (``migrate`` / ``rollback``) touch only ``mode`` and the ``migration`` table(s)
+(``registry.document``). What is proposed and what came of it are ``registry.proposal``'s
+values; crontab paths as the registry writes them, ``registry.paths``.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import tomlkit
 from tomlkit.items import Table
 
-from migrate_cron.errors import ConfigError
-from migrate_cron.migration.appended_entries import AppendedEntries
-from migrate_cron.migration.entry_text import entry_text
-from migrate_cron.migration.naming import registry_name
-from migrate_cron.registry import Migration, Source
+from migrate_cron.registry.appended_entries import AppendedEntries
+from migrate_cron.registry.document import job_table, jobs_table, load_document
+from migrate_cron.registry.entry_tables import (
+    add_origin,
+    fill,
+    new_entry,
+    source_table,
+    update_entry,
+)
+from migrate_cron.registry.entry_text import entry_text
+from migrate_cron.registry.naming import registry_name
+from migrate_cron.registry.paths import CrontabPaths
+from migrate_cron.registry.proposal import (
+    CHANGED,
+    GONE,
+    JOINED,
+    KEPT,
+    MOVED,
+    NEW,
+    REFUSED,
+    SWITCHED,
+    UPDATED,
+    GeneratedJob,
+    MergeAction,
+    Refusal,
+)
+from migrate_cron.registry.spec import Source
 
 HEADER = """\
 migrate-cron registry: one [jobs.NAME] per crontab line (see `migrate-cron generate registry`).
@@ -45,75 +69,6 @@ Edit freely: comments, policy, timeout, max_attempts stay when you re-run genera
 the job's kind in the queue: generate never changes one. [jobs.NAME.source] is the original
 line, byte for byte: `migrate-cron rollback NAME` puts it back.\
 """
-
-NEW = "new"
-KEPT = "kept"
-MOVED = "moved"
-CHANGED = "changed"
-UPDATED = "updated"
-GONE = "gone"
-SWITCHED = "switched"
-JOINED = "joined"
-REFUSED = "refused"
-
-
-@dataclass(frozen=True)
-class Refusal:
-    """Why a line gets no entry (one sentence) and what registers it anyway; ``file`` is the
-    crontab as the user named it (``HOST:PATH``), for the warning that names the line."""
-
-    reason: str
-    remedy: str
-    file: str = ""
-
-    @property
-    def text(self) -> str:
-        return f"{self.reason} ({self.remedy})"
-
-
-@dataclass(frozen=True)
-class GeneratedJob:
-    """A registry entry proposed for one crontab job line (``source.file`` is absolute);
-    ``name`` is the readable name the analysis gave the line (made unique on merge)."""
-
-    name: str
-    command: str
-    schedule: str
-    timezone: str
-    #: Every line this job stands for (the same line on several hosts or in several files).
-    sources: tuple[Source, ...]
-    user: str | None = None
-    shell: str = "/bin/sh"
-    env: Mapping[str, str] = field(default_factory=dict)
-    stdin: str | None = None
-    cwd: str | None = None
-    #: Where the worker runs it when ``cwd`` is missing: what the cron did (None: not run).
-    cwd_fallback: str | None = None
-    policy: str = "skip"
-    note: str = ""
-    concurrency: int | None = None
-    overlap: str | None = None
-    #: Set when the line must not be registered: merge adds no entry for it.
-    refusal: Refusal | None = None
-
-    @property
-    def source(self) -> Source:
-        return self.sources[0]
-
-
-@dataclass(frozen=True)
-class MergeAction:
-    """What ``generate registry`` did with one job: ``status`` is one of NEW, KEPT, MOVED,
-    CHANGED (conflict, left alone), UPDATED (conflict taken with --force), GONE, SWITCHED,
-    JOINED, REFUSED (no entry; ``detail`` says why and what to do)."""
-
-    name: str
-    status: str
-    file: str
-    line: int
-    detail: str = ""
-    old_text: str | None = None
-    new_text: str | None = None
 
 
 @dataclass(frozen=True)
@@ -134,15 +89,6 @@ class _Known:
         return (self.name, self.index)
 
 
-def load_document(text: str | None) -> tomlkit.TOMLDocument:
-    if not text:
-        return tomlkit.document()
-    try:
-        return tomlkit.parse(text)
-    except Exception as exc:
-        raise ConfigError(f"the registry is not valid TOML: {exc}") from None
-
-
 def merge(
     existing: str | None,
     proposed: Sequence[GeneratedJob],
@@ -150,16 +96,20 @@ def merge(
     registry_dir: Path,
     *,
     force: bool = False,
+    crontab_lines: Callable[[str], Iterable[str]],
 ) -> tuple[str, list[MergeAction]]:
     """The registry text with ``proposed`` merged in, and what happened to each origin.
 
     An origin is matched by its file and text. A proposed job whose lines are partly known
     joins the known job (its new lines become more origins of it); known jobs are never
-    merged or renamed by a tool."""
+    merged or renamed by a tool. ``crontab_lines`` reads a crontab file's lines (whether a
+    switched job's rewritten line is still there); the caller reads crontabs as it writes
+    them, this module knows only the registry."""
     files = list(files)
-    text, actions = _merge(existing, proposed, files, registry_dir, force, as_text=True)
+    paths = CrontabPaths(registry_dir, crontab_lines)
+    text, actions = _merge(existing, proposed, files, paths, force, as_text=True)
     if text is None:  # where the new entries go could not be told from the text: as tables
-        text, actions = _merge(existing, proposed, files, registry_dir, force, as_text=False)
+        text, actions = _merge(existing, proposed, files, paths, force, as_text=False)
     assert text is not None
     return text, actions
 
@@ -168,7 +118,7 @@ def _merge(
     existing: str | None,
     proposed: Sequence[GeneratedJob],
     files: Iterable[str],
-    registry_dir: Path,
+    paths: CrontabPaths,
     force: bool,
     *,
     as_text: bool,
@@ -176,9 +126,8 @@ def _merge(
     """``merge``, with the new entries written as text (``AppendedEntries``) or built as
     tables; None for the text when it has to be tables."""
     doc = load_document(existing)
-    jobs = _jobs_table(doc)
+    jobs = jobs_table(doc)
     appended = AppendedEntries(jobs)
-    paths = _Paths(registry_dir)
     known = _known(jobs, paths)
     claimed: set[tuple[str, int | None]] = set()
     actions: list[MergeAction] = []
@@ -256,7 +205,7 @@ def _merge(
                 claimed.add(edited.key)
                 continue
             if owner is not None:
-                _add_origin(_table(jobs, owner), src, paths)
+                add_origin(job_table(jobs, owner), src, paths)
                 actions.append(
                     MergeAction(
                         owner, JOINED, rel, line, "the same line as another origin: one job"
@@ -270,7 +219,7 @@ def _merge(
             owner = same_jobs.find(g, fresh)
             if owner is not None:
                 for src in fresh:
-                    _add_origin(_table(jobs, owner), src, paths)
+                    add_origin(job_table(jobs, owner), src, paths)
                     where = paths.display(src.file, src.host)
                     actions.append(
                         MergeAction(owner, JOINED, where, src.line, "the same job, another origin")
@@ -283,7 +232,7 @@ def _merge(
             if as_text:
                 appended.add(entry_text(name, entry, paths.stored))
             else:
-                jobs.append(name, _new_entry(entry, paths))
+                jobs.append(name, new_entry(entry, paths))
             for src in fresh:
                 detail = f"one job for {len(fresh)} origins" if len(fresh) > 1 else ""
                 where = paths.display(src.file, src.host)
@@ -326,7 +275,7 @@ def _refused(
     refusal: Refusal,
     matched: Mapping[tuple[int, int], _Known],
     index: int,
-    paths: _Paths,
+    paths: CrontabPaths,
 ) -> list[MergeAction]:
     """A refused line: no new entry; an entry registered earlier (same text) stays, only its
     line number follows the file."""
@@ -353,7 +302,7 @@ def _edited(
     g: GeneratedJob,
     src: Source,
     rel: str,
-    paths: _Paths,
+    paths: CrontabPaths,
     force: bool,
 ) -> MergeAction:
     """A known origin whose line changed since generation: a conflict, taken with --force."""
@@ -368,12 +317,12 @@ def _edited(
             old_text=k.text,
             new_text=src.text,
         )
-    table = _table(jobs, k.name)
+    table = job_table(jobs, k.name)
     if k.index is None:
-        _update_entry(table, replace(g, sources=(src,)), paths)
+        update_entry(table, replace(g, sources=(src,)), paths)
     else:
-        _fill(table, g)
-        table["sources"][k.index] = _source_table(src, paths)
+        fill(table, g)
+        table["sources"][k.index] = source_table(src, paths)
     detail = "took the changed line, name kept"
     fresh = registry_name(g.name, [])
     if fresh != k.name and not k.name.startswith(fresh):
@@ -381,80 +330,7 @@ def _edited(
     return MergeAction(k.name, UPDATED, rel, src.line, detail, old_text=k.text, new_text=src.text)
 
 
-def set_switches(existing: str, name: str, mode: str, migrations: Sequence[Migration]) -> str:
-    """The registry text with job ``name`` in ``mode`` and its switches set: one
-    ``[jobs.NAME.migration]`` for a job with one origin, else one ``[[jobs.NAME.migrations]]``
-    per switched origin; none removes them. Everything else stays as written."""
-    doc = load_document(existing)
-    table = _table(_jobs_table(doc), name)
-    table["mode"] = mode
-    for key in ("migration", "migrations"):
-        if key in table:
-            del table[key]
-    if len(migrations) == 1 and "sources" not in table:
-        table.append("migration", _migration_table(migrations[0], with_origin=False))
-    elif migrations:
-        many = tomlkit.aot()
-        for m in migrations:
-            many.append(_migration_table(m, with_origin=True))
-        table.append("migrations", many)
-    return tomlkit.dumps(doc)
-
-
-def set_command(existing: str, name: str, command: str) -> str:
-    """The registry text with job ``name``'s ``command`` replaced (comments kept)."""
-    doc = load_document(existing)
-    _table(_jobs_table(doc), name)["command"] = command
-    return tomlkit.dumps(doc)
-
-
-def _migration_table(migration: Migration, *, with_origin: bool) -> Table:
-    m = tomlkit.table()
-    if with_origin and migration.origin is not None:
-        m["origin"] = migration.origin
-    m["previous_mode"] = migration.previous_mode
-    m["crontab"] = migration.crontab
-    m["line"] = migration.line
-    m["switched_at"] = migration.switched_at
-    m["installed"] = migration.installed
-    if not with_origin:
-        m.add(tomlkit.nl())
-    return m
-
-
-def source_path(file: str, registry_dir: Path) -> Path:
-    """A ``source.file`` / ``migration.crontab`` value as a path (relative to the registry)."""
-    p = Path(file)
-    return p if p.is_absolute() else (registry_dir / p)
-
-
-def stored_path(path: Path, registry_dir: Path) -> str:
-    """How a crontab path is written into the registry: relative when it sits beside or below
-    the registry (a registry checked in with its crontabs), absolute otherwise."""
-    path = path.resolve()
-    try:
-        return str(path.relative_to(registry_dir.resolve()))
-    except ValueError:
-        return str(path)
-
-
-# ------------------------------------------------------------------------ internals
-def _jobs_table(doc: tomlkit.TOMLDocument) -> Table:
-    jobs = doc.get("jobs")
-    if jobs is None:
-        return tomlkit.table(is_super_table=True)
-    if not isinstance(jobs, Table):
-        raise ConfigError("the registry's 'jobs' must be a table of [jobs.NAME] tables")
-    return jobs
-
-
-def _table(jobs: Table, name: str) -> Any:
-    if name not in jobs:
-        raise ConfigError(f"no job {name!r} in the registry")
-    return jobs[name]
-
-
-def _known(jobs: Table, paths: _Paths) -> list[_Known]:
+def _known(jobs: Table, paths: CrontabPaths) -> list[_Known]:
     out = []
     for name, table in jobs.items():
         if not hasattr(table, "get"):
@@ -496,7 +372,7 @@ class _SameJobs:
         #: command → name → the files of its origins (names in registry order)
         self._files: dict[str, dict[str, set[str]]] = {}
         for k in known:
-            command = _table(jobs, k.name).get("command")
+            command = job_table(jobs, k.name).get("command")
             if isinstance(command, str):  # a line's command is text: nothing else matches
                 self._files.setdefault(str(command), {}).setdefault(k.name, set()).add(k.file)
         self._keyed: dict[str, dict[tuple[object, ...], list[str]]] = {}
@@ -511,7 +387,7 @@ class _SameJobs:
         if keyed is None:
             keyed = self._keyed[g.command] = {}
             for name in names:
-                keyed.setdefault(_run_key(_table(self._jobs, name)), []).append(name)
+                keyed.setdefault(_run_key(job_table(self._jobs, name)), []).append(name)
         files = {src.file for src in fresh}
         key = _run_key_of(g)
         return next((n for n in keyed.get(key, ()) if not names[n] & files), None)
@@ -563,151 +439,14 @@ def _switches(table: Any) -> dict[str | None, Any]:
 
 
 def _origin(jobs: Table, k: _Known) -> Any:
-    table = _table(jobs, k.name)
+    table = job_table(jobs, k.name)
     return table["source"] if k.index is None else table["sources"][k.index]
-
-
-def _add_origin(table: Any, src: Source, paths: _Paths) -> None:
-    """One more line for a job: its one ``[source]`` becomes a ``[[sources]]`` array (a
-    single switch made before then names the origin it rewrote)."""
-    if "source" in table:
-        first = table["source"]
-        label = f"{first['host']}:{first['file']}" if first.get("host") else str(first["file"])
-        many = tomlkit.aot()
-        many.append(_copy_table(first))
-        del table["source"]
-        table.append("sources", many)
-        single = table.get("migration")
-        if single is not None:
-            migration = _copy_table(single)
-            migration["origin"] = label
-            del table["migration"]
-            switches = tomlkit.aot()
-            switches.append(migration)
-            table.append("migrations", switches)
-    if "sources" not in table:
-        table.append("sources", tomlkit.aot())
-    table["sources"].append(_source_table(src, paths))
 
 
 def _remove_origin(jobs: Table, k: _Known) -> None:
     """Take origin ``k`` out of its job's ``[[sources]]`` (it was not switched)."""
-    sources = _table(jobs, k.name)["sources"]
+    sources = job_table(jobs, k.name)["sources"]
     del sources[k.index]
-
-
-def _copy_table(item: Any) -> Table:
-    t = tomlkit.table()
-    for key, value in item.items():
-        t[key] = value
-    return t
-
-
-def _new_entry(g: GeneratedJob, paths: _Paths) -> Table:
-    """A new entry as a table (``entry_text`` writes the same entry as text)."""
-    t = tomlkit.table()
-    if g.note:
-        for line in g.note.splitlines():
-            t.add(tomlkit.comment(line))
-    _fill(t, g)
-    t["mode"] = "cron"
-    if len(g.sources) == 1:
-        t.append("source", _source_table(g.source, paths))
-    else:
-        many = tomlkit.aot()
-        for src in g.sources:
-            many.append(_source_table(src, paths))
-        t.append("sources", many)
-    return t
-
-
-def _update_entry(t: Any, g: GeneratedJob, paths: _Paths) -> None:
-    _fill(t, g)
-    for key in ("stdin", "cwd", "cwd_fallback", "user"):
-        if getattr(g, key) is None and key in t:
-            del t[key]
-    del t["source"]
-    t.append("source", _source_table(g.source, paths))
-
-
-def _fill(t: Any, g: GeneratedJob) -> None:
-    t["schedule"] = g.schedule
-    t["timezone"] = g.timezone
-    t["command"] = g.command
-    t["shell"] = g.shell
-    if g.user is not None:
-        t["user"] = g.user  # the worker runs the command as this user, as cron did
-    env = tomlkit.inline_table()
-    env.update(dict(g.env))
-    t["env"] = env
-    if g.cwd is not None:
-        t["cwd"] = g.cwd
-    if g.cwd_fallback is not None:
-        t["cwd_fallback"] = g.cwd_fallback
-    if g.stdin is not None:
-        t["stdin"] = g.stdin
-    if "policy" not in t:
-        t["policy"] = g.policy
-    if g.concurrency is not None and "concurrency" not in t:
-        t["concurrency"] = g.concurrency
-    if g.overlap is not None and "overlap" not in t:
-        t["overlap"] = g.overlap
-
-
-def _source_table(src: Source, paths: _Paths) -> Table:
-    s = tomlkit.table()
-    s["file"] = paths.stored(src.file)
-    s["line"] = src.line
-    s["text"] = src.text
-    if src.user is not None:
-        s["user"] = src.user
-    if src.host is not None:
-        s["host"] = src.host
-    return s
-
-
-class _Paths:
-    """The crontab files one merge deals with: each path as the registry stores it, resolved,
-    and each file's lines — worked out once per file, not once per line (a 100,000-line
-    crontab would resolve its path 200,000 times, and re-reading the file for each switched
-    job made a re-run quadratic)."""
-
-    def __init__(self, registry_dir: Path) -> None:
-        self.registry_dir = registry_dir
-        self._stored: dict[str, str] = {}
-        self._resolved: dict[str, str] = {}
-        self._lines: dict[str, set[str]] = {}
-
-    def stored(self, file: str) -> str:
-        """``file`` as ``source.file`` holds it (``stored_path``)."""
-        found = self._stored.get(file)
-        if found is None:
-            found = self._stored[file] = stored_path(Path(file), self.registry_dir)
-        return found
-
-    def display(self, file: str, host: str | None = None) -> str:
-        shown = self.stored(file)
-        return f"{host}:{shown}" if host else shown
-
-    def resolved(self, stored: str) -> str:
-        """A ``source.file`` value as an absolute, resolved path."""
-        found = self._resolved.get(stored)
-        if found is None:
-            found = self._resolved[stored] = str(source_path(stored, self.registry_dir).resolve())
-        return found
-
-    def lines(self, file: str) -> set[str]:
-        """The lines of crontab ``file`` (none when it cannot be read)."""
-        found = self._lines.get(file)
-        if found is None:
-            from migrate_cron.migration.crontab_file import CrontabText
-
-            try:
-                found = set(CrontabText.read(file).lines)
-            except Exception:
-                found = set()
-            self._lines[file] = found
-        return found
 
 
 def _is_our_enqueue(command: str) -> bool:
