@@ -31,7 +31,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     # the data layer: SQL lives here and only here
     "store": frozenset(),
     # migrate-cron.toml: its spec, loader, writer and notify targets
-    "registry": frozenset({"crontab"}),
+    "registry": frozenset({"crontab", "analysis"}),  # the writer turns an analysis into entries
     # sending a worker's events: reads the registry's targets, knows nothing of the worker
     "notify": frozenset({"registry"}),
     # the cron side: enqueue a slot, spool it when the database is away, fan out refs
