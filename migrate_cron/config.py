@@ -10,9 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from migrate_cron.store.dialects import DEFAULT_DATABASE_URL, driver_defaults, host_lists
-
-__all__ = ["DEFAULT_DATABASE_URL", "Settings", "mask_url", "normalize_url", "validate_prefix"]
+__all__ = ["Settings", "encode_password_at", "mask_url", "url_secret", "validate_prefix"]
 
 DATABASE_URL_ENV = "MIGRATE_CRON_DATABASE_URL"
 TABLE_PREFIX_ENV = "MIGRATE_CRON_TABLE_PREFIX"
@@ -35,7 +33,7 @@ _QUERY_PASSWORD_RE = re.compile(
 class Settings:
     """Connection settings shared by every command that touches the database."""
 
-    database_url: str = DEFAULT_DATABASE_URL
+    database_url: str
     table_prefix: str = ""
 
     @property
@@ -43,10 +41,9 @@ class Settings:
         return mask_url(self.database_url)
 
 
-def normalize_url(url: str) -> str:
-    """Pick the drivers we install when the URL names none, and percent-encode a raw ``@``
-    in the password (SQLAlchemy would otherwise read its tail as the host name and the
-    driver would print it in its error message)."""
+def encode_password_at(url: str) -> str:
+    """Percent-encode a raw ``@`` in the URL's password (SQLAlchemy would otherwise read its
+    tail as the host name and the driver would print it in its error message)."""
     scheme, sep, rest = url.partition("://")
     if not sep:
         return url
@@ -54,38 +51,7 @@ def normalize_url(url: str) -> str:
     if at and "@" in userinfo and "/" not in hostpart.split("?")[0].split("/")[0]:
         user, colon, password = userinfo.partition(":")
         rest = f"{user.replace('@', '%40')}{colon}{password.replace('@', '%40')}@{hostpart}"
-    scheme = driver_defaults().get(scheme, scheme)  # driverless: a driver we do not ship
-    if scheme.partition("+")[0] in host_lists():
-        rest = _sqlalchemy_hosts(rest)
     return f"{scheme}://{rest}"
-
-
-def _sqlalchemy_hosts(rest: str) -> str:
-    """A URL's host list (a primary and its replicas, ``Dialect.host_list``) in the form
-    SQLAlchemy reads.
-
-    libpq takes ``h1:p1,h2:p2`` after the ``@`` or in ``host=``; SQLAlchemy takes neither
-    (verified, SQLAlchemy 2.1 with psycopg 3: the first fails to parse its port, the second
-    reaches libpq as a host named ``h1:p1``). Its documented form ("Specifying multiple
-    fallback hosts", dialects/postgresql) is one ``host=h:p`` parameter per host, which it
-    hands to libpq as ``host=h1,h2 port=p1,p2``. Both spellings are rewritten to it, each host
-    keeping its own port; bracketed IPv6 addresses and a ``port=`` parameter are left alone.
-    """
-    location, _, query = rest.partition("?")
-    netloc, slash, path = location.partition("/")
-    userinfo, at, hosts = netloc.rpartition("@")
-    params = query.split("&") if query else []
-    if "," in hosts and "[" not in hosts and not any(p.startswith("host=") for p in params):
-        params = [f"host={h}" for h in hosts.split(",")] + params
-        location = f"{userinfo}{at}{slash}{path}"
-    elif not any(p.startswith("port=") for p in params):
-        params = [
-            "&".join(f"host={h}" for h in p[5:].split(","))
-            if p.startswith("host=") and "," in p and ":" in p and "[" not in p
-            else p
-            for p in params
-        ]
-    return f"{location}?{'&'.join(params)}" if params else location
 
 
 def mask_url(text: str) -> str:
@@ -121,7 +87,7 @@ def url_secret(url: str) -> str | None:
     """
     from urllib.parse import parse_qsl, unquote, urlsplit
 
-    text = normalize_url(url)
+    text = encode_password_at(url)
     try:
         parts = urlsplit(text)
     except ValueError:

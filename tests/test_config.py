@@ -2,8 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from migrate_cron.config import mask_url, normalize_url, validate_prefix
+from migrate_cron.config import mask_url, validate_prefix
 from migrate_cron.errors import UsageError
+from migrate_cron.store.dialects import normalize_url
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from migrate_cron.cli.common import DatabaseUrl, JsonFlag, TablePrefix
-from migrate_cron.config import DEFAULT_DATABASE_URL
+from migrate_cron.store.dialects import DEFAULT_DATABASE_URL
 
 
 def register(app: typer.Typer) -> None:

@@ -18,13 +18,13 @@ import typer
 
 from migrate_cron.config import (
     DATABASE_URL_ENV,
-    DEFAULT_DATABASE_URL,
     DEFAULT_REGISTRY,
     REGISTRY_ENV,
     TABLE_PREFIX_ENV,
     Settings,
     validate_prefix,
 )
+from migrate_cron.store.dialects import DEFAULT_DATABASE_URL
 
 if TYPE_CHECKING:
     from rich.console import Console

@@ -25,8 +25,9 @@ import typer
 
 from migrate_cron.cli.common import DatabaseUrl, JsonFlag, RegistryPath, TablePrefix
 from migrate_cron.cli.enqueue_output import say
-from migrate_cron.config import DEFAULT_DATABASE_URL, DEFAULT_REGISTRY
+from migrate_cron.config import DEFAULT_REGISTRY
 from migrate_cron.producer.enqueue import EX_TEMPFAIL, enqueue_slot
+from migrate_cron.store.dialects import DEFAULT_DATABASE_URL
 
 if TYPE_CHECKING:
     from migrate_cron.store import Store

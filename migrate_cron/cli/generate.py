@@ -267,8 +267,9 @@ def _next_after_init(prefix: str) -> None:
     and never advise an upgrade that would fail because the tables are already there."""
     import os
 
-    from migrate_cron.config import DATABASE_URL_ENV, DEFAULT_DATABASE_URL
+    from migrate_cron.config import DATABASE_URL_ENV
     from migrate_cron.generate.environment import init_conflict
+    from migrate_cron.store.dialects import DEFAULT_DATABASE_URL
     from migrate_cron.store.engine import display_url
 
     url = os.environ.get(DATABASE_URL_ENV) or DEFAULT_DATABASE_URL

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from migrate_cron.cli.common import DatabaseUrl, JsonFlag, RegistryPath, TablePrefix
-from migrate_cron.config import DEFAULT_DATABASE_URL, DEFAULT_REGISTRY
+from migrate_cron.config import DEFAULT_REGISTRY
+from migrate_cron.store.dialects import DEFAULT_DATABASE_URL
 from migrate_cron.vocabulary import (
     CANCELLABLE_STATES,
     RETRYABLE_STATES,

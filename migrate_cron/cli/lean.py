@@ -25,13 +25,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from migrate_cron.config import (
-    DATABASE_URL_ENV,
-    DEFAULT_DATABASE_URL,
-    DEFAULT_REGISTRY,
-    REGISTRY_ENV,
-    TABLE_PREFIX_ENV,
-)
+from migrate_cron.config import DATABASE_URL_ENV, DEFAULT_REGISTRY, REGISTRY_ENV, TABLE_PREFIX_ENV
+from migrate_cron.store.dialects import DEFAULT_DATABASE_URL
 
 SPOOL_ENV = "MIGRATE_CRON_SPOOL"  # = producer.spool.SPOOL_ENV, not imported: it is not free
 DEBUG_ENV = "MIGRATE_CRON_DEBUG"

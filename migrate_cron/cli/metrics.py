@@ -15,7 +15,7 @@ from migrate_cron.cli.common import (
     WindowOption,
     window_seconds,
 )
-from migrate_cron.config import DEFAULT_DATABASE_URL
+from migrate_cron.store.dialects import DEFAULT_DATABASE_URL
 
 
 def register(app: typer.Typer) -> None:

@@ -23,7 +23,8 @@ from migrate_cron.cli.common import (
     info,
     reflow,
 )
-from migrate_cron.config import DEFAULT_DATABASE_URL, DEFAULT_REGISTRY
+from migrate_cron.config import DEFAULT_REGISTRY
+from migrate_cron.store.dialects import DEFAULT_DATABASE_URL
 from migrate_cron.vocabulary import UNFINISHED_STATES, Mode
 
 if TYPE_CHECKING:
@@ -359,8 +360,9 @@ def _cron_url(url: str) -> str:
     in HOME) and never a password (a crontab is readable by more people than a secret is)."""
     from sqlalchemy.engine import make_url
 
-    from migrate_cron.config import mask_url, normalize_url, url_secret
+    from migrate_cron.config import mask_url, url_secret
     from migrate_cron.errors import UsageError
+    from migrate_cron.store.dialects import normalize_url
 
     try:
         parsed = make_url(normalize_url(url))

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from migrate_cron.cli.common import DatabaseUrl, JsonFlag, TablePrefix, info, print_json, reflow
-from migrate_cron.config import DEFAULT_DATABASE_URL
+from migrate_cron.store.dialects import DEFAULT_DATABASE_URL
 
 PAUSE_HELP = reflow(
     """Pause kinds: workers stop claiming them (running jobs finish); the scheduler records

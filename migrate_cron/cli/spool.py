@@ -7,7 +7,7 @@ import typer
 
 from migrate_cron.cli.common import DatabaseUrl, JsonFlag, TablePrefix, info, print_json
 from migrate_cron.cli.enqueue import SpoolDir
-from migrate_cron.config import DEFAULT_DATABASE_URL
+from migrate_cron.store.dialects import DEFAULT_DATABASE_URL
 
 spool_app = typer.Typer(
     help=(

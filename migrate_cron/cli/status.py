@@ -21,7 +21,7 @@ from migrate_cron.cli.common import (
     optional_registry,
     window_seconds,
 )
-from migrate_cron.config import DEFAULT_DATABASE_URL
+from migrate_cron.store.dialects import DEFAULT_DATABASE_URL
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType

@@ -22,7 +22,7 @@ from migrate_cron.cli.common import (
     reflow,
     window_seconds,
 )
-from migrate_cron.config import DEFAULT_DATABASE_URL
+from migrate_cron.store.dialects import DEFAULT_DATABASE_URL
 
 TOKEN_ENV = "MIGRATE_CRON_WEB_TOKEN"
 LOOPBACK = ("127.0.0.1", "::1", "localhost")

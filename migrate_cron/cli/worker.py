@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from migrate_cron.cli.common import DatabaseUrl, RegistryPath, TablePrefix
-from migrate_cron.config import DEFAULT_DATABASE_URL, DEFAULT_REGISTRY
+from migrate_cron.config import DEFAULT_REGISTRY
+from migrate_cron.store.dialects import DEFAULT_DATABASE_URL
 
 if TYPE_CHECKING:
     from collections.abc import Callable

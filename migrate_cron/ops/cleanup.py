@@ -21,8 +21,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from migrate_cron.config import DATABASE_URL_ENV, DEFAULT_DATABASE_URL, TABLE_PREFIX_ENV
+from migrate_cron.config import DATABASE_URL_ENV, TABLE_PREFIX_ENV
 from migrate_cron.ops.durations import parse_duration
+from migrate_cron.store.dialects import DEFAULT_DATABASE_URL
 
 DEFAULTS = {"done_older_than": "7d", "failed_older_than": "90d", "batch": 1000}
 NEVER = ("never", "off", "none")

@@ -33,9 +33,9 @@ from contextlib import contextmanager, suppress
 from datetime import datetime
 from typing import Any
 
-from migrate_cron.config import mask_url, normalize_url
+from migrate_cron.config import mask_url
 from migrate_cron.errors import DatabaseUnavailable, SchemaMissing
-from migrate_cron.store.dialects import DIALECTS, Dialect
+from migrate_cron.store.dialects import DIALECTS, Dialect, normalize_url
 from migrate_cron.store.dialects.urls import Unsupported
 from migrate_cron.store.faults import (
     dbapi_class,

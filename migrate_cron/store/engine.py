@@ -20,9 +20,9 @@ from typing import Any
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 
-from migrate_cron.config import mask_url, normalize_url
+from migrate_cron.config import mask_url
 from migrate_cron.errors import UsageError
-from migrate_cron.store.dialects import Dialect, dialect_for
+from migrate_cron.store.dialects import Dialect, dialect_for, normalize_url
 from migrate_cron.store.reset import NO_DEFAULT_RESET, own_reset
 from migrate_cron.store.timeouts import Use, limits
 

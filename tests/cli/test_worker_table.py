@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import column, create_engine, select
 
-from migrate_cron.config import normalize_url
+from migrate_cron.store.dialects import normalize_url
 from tests.conftest import run_cli
 from tests.faults.orders import (
     DONE,

@@ -118,9 +118,9 @@ def apply_claim_revision(url: str, spec: TableSpec, tmp: Path, direction: str = 
     from alembic.script import ScriptDirectory
     from sqlalchemy import create_engine
 
-    from migrate_cron.config import normalize_url
     from migrate_cron.generate.claim_table import write_claim_revision
     from migrate_cron.generate.revision import ENV_DIR
+    from migrate_cron.store.dialects import normalize_url
 
     root = tmp / f"claim-revision-{direction}"
     (root / "versions").mkdir(parents=True)

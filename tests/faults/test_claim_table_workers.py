@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine, Table, column, create_engine, func, select
 
-from migrate_cron.config import normalize_url
+from migrate_cron.store.dialects import normalize_url
 from tests.faults.orders import (
     DONE,
     PENDING,

@@ -6,7 +6,7 @@ from typing import Any
 
 from sqlalchemy import MetaData, create_engine, inspect
 
-from migrate_cron.config import normalize_url
+from migrate_cron.store.dialects import normalize_url
 from migrate_cron.store.schema import build_tables
 
 

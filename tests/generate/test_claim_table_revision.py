@@ -9,7 +9,7 @@ from pathlib import Path
 
 from sqlalchemy import create_engine, inspect
 
-from migrate_cron.config import normalize_url
+from migrate_cron.store.dialects import normalize_url
 from migrate_cron.store.rows import CLAIM_COLUMNS
 from tests.conftest import run_cli
 from tests.faults.orders import create_orders, fingerprint, registry_text

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
-from migrate_cron.config import normalize_url
 from migrate_cron.generate.revision import STEPS, revision_id
+from migrate_cron.store.dialects import normalize_url
 from tests.conftest import run_cli
 from tests.generate.live_schema import tables_with_prefix
 

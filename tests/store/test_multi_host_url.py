@@ -18,9 +18,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy.engine import make_url
 
-from migrate_cron.config import mask_url, normalize_url
+from migrate_cron.config import mask_url
 from migrate_cron.errors import DatabaseUnavailable
 from migrate_cron.store import Store, open_store
+from migrate_cron.store.dialects import normalize_url
 from migrate_cron.store.direct import open_writer
 from tests.cli.test_enqueue_direct import run_traced
 from tests.conftest import run_cli

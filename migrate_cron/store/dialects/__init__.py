@@ -28,6 +28,7 @@ __all__ = [
     "dialect_for",
     "driver_defaults",
     "known",
+    "normalize_url",
 ]
 
 #: Every database, by family name. The queue runs on those with a Store; the others are
@@ -73,6 +74,22 @@ def driver_loggers() -> tuple[str, ...]:
     """The drivers' loggers, whose warnings a worker or scheduler writes into its own log
     (psycopg warns when the server goes away inside a pipeline)."""
     return tuple(d.driver_logger for d in DIALECTS.values() if d.driver_logger)
+
+
+def normalize_url(url: str) -> str:
+    """Pick the drivers we install when the URL names none, write a host list the way
+    SQLAlchemy reads it (databases with ``host_list``), and percent-encode a raw ``@`` in
+    the password (``config.encode_password_at``)."""
+    from migrate_cron.config import encode_password_at
+    from migrate_cron.store.dialects.urls import sqlalchemy_hosts
+
+    scheme, sep, rest = encode_password_at(url).partition("://")
+    if not sep:
+        return url
+    scheme = driver_defaults().get(scheme, scheme)  # driverless: a driver we do not ship
+    if scheme.partition("+")[0] in host_lists():
+        rest = sqlalchemy_hosts(rest)
+    return f"{scheme}://{rest}"
 
 
 def driver_defaults() -> dict[str, str]:
