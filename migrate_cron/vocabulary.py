@@ -12,7 +12,16 @@ from __future__ import annotations
 from enum import StrEnum
 
 
-class Policy(StrEnum):
+class Word(StrEnum):
+    """A StrEnum whose ``repr`` is its value's, as the plain string it replaces printed: a
+    message that quotes a value (``mode {spec.mode!r}``) reads the same whether the value
+    came as text or as a member."""
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+
+class Policy(Word):
     """What the scheduler does with the slots a job missed while nothing was scheduling."""
 
     SKIP = "skip"
@@ -20,7 +29,7 @@ class Policy(StrEnum):
     BACKFILL = "backfill"
 
 
-class Mode(StrEnum):
+class Mode(Word):
     """Who fires a registry job's slots: cron itself (not switched), cron running
     ``migrate-cron enqueue`` (``enqueue``), or the scheduler service (``scheduler``)."""
 
@@ -29,7 +38,7 @@ class Mode(StrEnum):
     SCHEDULER = "scheduler"
 
 
-class Overlap(StrEnum):
+class Overlap(Word):
     """A registry job's ``overlap``: what a slot due while a run of the job is still running
     becomes. Either promises the job never runs twice at once."""
 
@@ -39,7 +48,7 @@ class Overlap(StrEnum):
     WAIT = "wait"
 
 
-class JobState(StrEnum):
+class JobState(Word):
     """The states of a job row (stored as their text value; a CHECK constraint lists them).
 
     open → running (claimed) → done | open again (retry after backoff) | failed (out of
@@ -67,7 +76,7 @@ CANCELLABLE_STATES = (JobState.OPEN, JobState.RUNNING, JobState.FAILED)
 AFTER_FAILURE_STATES = (JobState.OPEN, JobState.FAILED)
 
 
-class SlotOutcome(StrEnum):
+class SlotOutcome(Word):
     """What became of one scheduled slot (``scheduled_runs.outcome``)."""
 
     #: A job was enqueued for it.
@@ -77,14 +86,14 @@ class SlotOutcome(StrEnum):
     SKIPPED = "skipped"
 
 
-class AttemptOutcome(StrEnum):
+class AttemptOutcome(Word):
     """How one finished run ended (``job_attempts.outcome``)."""
 
     DONE = "done"
     FAILED = "failed"
 
 
-class EffectStatus(StrEnum):
+class EffectStatus(Word):
     """The states of a ``side_effects`` row (the ledger of ``migrate-cron once``).
 
     attempted (recorded *before* the effect runs) → done | failed. A key left ``attempted``
@@ -97,7 +106,7 @@ class EffectStatus(StrEnum):
     FAILED = "failed"
 
 
-class RunStatus(StrEnum):
+class RunStatus(Word):
     """What running one job came to in the worker, before it is written to the database."""
 
     DONE = "done"
@@ -108,7 +117,7 @@ class RunStatus(StrEnum):
     LOST = "lost"
 
 
-class NotifyEvent(StrEnum):
+class NotifyEvent(Word):
     """What a job's notification is sent on (the registry's ``notify_on``)."""
 
     #: The final attempt failed.
@@ -125,7 +134,7 @@ class NotifyEvent(StrEnum):
 DEFAULT_NOTIFY_EVENTS = (NotifyEvent.FAILED,)
 
 
-class QueueCount(StrEnum):
+class QueueCount(Word):
     """What ``status`` and the metrics count per kind: the job states, with ``open`` split
     into ``ready`` (due now) and ``scheduled`` (``run_at`` in the future).
 

@@ -66,7 +66,8 @@ class LeanEnqueue:
 def parse(argv: Sequence[str], environ: Mapping[str, str]) -> LeanEnqueue | None:
     """``argv`` (without the program name) as a plain ``enqueue NAME``, or ``None`` when the
     full CLI must handle it. Refusing is always safe; accepting must match Typer exactly."""
-    if len(argv) < 2 or argv[0] != "enqueue" or environ.get(DEBUG_ENV):
+    command = argv[0] if argv else ""
+    if len(argv) < 2 or command != "enqueue" or environ.get(DEBUG_ENV):  # vocabulary: argv
         return None
     name: str | None = None
     quiet = False

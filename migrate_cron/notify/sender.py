@@ -23,6 +23,7 @@ from prometheus_client import CollectorRegistry, Counter
 from migrate_cron.notify.event import OUTPUT_TAIL, Event, RunEnd, clean, exit_code, hostname
 from migrate_cron.notify.transports import DeliveryError, deliver
 from migrate_cron.registry.notify_targets import LOCAL_USER, NotifySettings, Target
+from migrate_cron.vocabulary import JobState, NotifyEvent
 
 if TYPE_CHECKING:
     from migrate_cron.registry import JobSpec
@@ -76,14 +77,18 @@ class Notifier:
         raised: list[tuple[str, Callable[[], bool] | None]] = []
         if outcome.failed:
             final = outcome.terminal or job.attempts >= job.max_attempts
-            if final and "failed" in events:
-                raised.append(("failed", None))
-            if not final and "retrying" in events:
-                raised.append(("retrying", None))
-        if (outcome.succeeded or outcome.failed) and outcome.output and "output" in events:
-            raised.append(("output", None))
-        if outcome.succeeded and "recovered" in events:
-            raised.append(("recovered", self._recovered_check(job)))
+            if final and NotifyEvent.FAILED in events:
+                raised.append((NotifyEvent.FAILED, None))
+            if not final and NotifyEvent.RETRYING in events:
+                raised.append((NotifyEvent.RETRYING, None))
+        if (
+            (outcome.succeeded or outcome.failed)
+            and outcome.output
+            and NotifyEvent.OUTPUT in events
+        ):
+            raised.append((NotifyEvent.OUTPUT, None))
+        if outcome.succeeded and NotifyEvent.RECOVERED in events:
+            raised.append((NotifyEvent.RECOVERED, self._recovered_check(job)))
         for name, check in raised:
             self._submit(
                 _Item(self._event(name, job, outcome, duration, spec), spec.notify_targets, check)
@@ -110,7 +115,7 @@ class Notifier:
             while True:
                 found = previous(job.id)
                 if found.recorded:
-                    return found.state == "failed"
+                    return found.state == JobState.FAILED
                 if time.monotonic() > deadline:
                     return False
                 time.sleep(0.05)

@@ -6,8 +6,9 @@ code, the lines to say — and both front ends say it the same way (``cli.enqueu
 same messages, same spool, same exit codes. One line is said here: when the deadline ends the
 process from the watchdog's thread, nobody is left to return to.
 
-Every import below stays inside the function body or is cheap (stdlib, ``config``, ``errors``):
-this module is on the path of a process that lives for a fraction of a second.
+Every import below stays inside the function body or is cheap (stdlib, ``config``,
+``errors``, ``vocabulary``): this module is on the path of a process that lives for a
+fraction of a second.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from migrate_cron.vocabulary import Overlap, SlotOutcome
 
 if TYPE_CHECKING:
     from migrate_cron.producer.spool import Placed, Spool, SpooledSlot
@@ -120,7 +123,7 @@ def enqueue_slot(
             spec.name,
             when,
             max_attempts=spec.max_attempts,
-            skip_if_running=spec.overlap == "skip",
+            skip_if_running=spec.overlap == Overlap.SKIP,
         )
     except DatabaseUnavailable as exc:
         said = (to_spool(str(exc)),) if watchdog.cancel() else ()
@@ -130,20 +133,21 @@ def enqueue_slot(
         watchdog.cancel()
         store.dispose()
     notes = (f"replayed {replayed} spooled slot(s) first\n",) if replayed else ()
-    if result.created and result.outcome == "skipped":
-        outcome = "skipped"  # overlap = "skip" and a run of the job is still running
+    told: str
+    if result.created and result.outcome == SlotOutcome.SKIPPED:
+        told = SlotOutcome.SKIPPED  # overlap = "skip" and a run of the job is still running
     elif result.created:
-        outcome = "enqueued"
-    elif result.outcome == "skipped":
-        outcome = "already recorded as skipped"
+        told = SlotOutcome.ENQUEUED
+    elif result.outcome == SlotOutcome.SKIPPED:
+        told = "already recorded as skipped"
     else:
-        outcome = "already enqueued"
+        told = "already enqueued"
     if as_json:
         data = {
             "job": spec.name,
             "slot": when.astimezone(UTC),
             "slot_local": _local(when, spec.timezone),
-            "outcome": outcome,
+            "outcome": told,
             "created": result.created,
             "job_id": result.job_id,
             "replayed": replayed,
@@ -151,8 +155,9 @@ def enqueue_slot(
         return Enqueued(0, data=data)
     if quiet:
         return Enqueued(0)
-    why = " (overlap = skip: the previous run is still running)" if outcome == "skipped" else ""
-    return Enqueued(0, notes, stdout=outcome + why + "\n")
+    skipped = told == SlotOutcome.SKIPPED
+    why = " (overlap = skip: the previous run is still running)" if skipped else ""
+    return Enqueued(0, notes, stdout=told + why + "\n")
 
 
 def _spool_unresolved(

@@ -25,6 +25,7 @@ from migrate_cron.registry.spec import (
     JobSpec,
     Source,
 )
+from migrate_cron.vocabulary import Mode, Overlap, Policy
 
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:")
 
@@ -65,10 +66,10 @@ def parse_job(path: str, name: str, t: dict[str, Any], section: str = "job") -> 
         problem = env_problem(k, v)
         if problem:
             raise bad("env", problem)
-    policy = t.get("policy", "skip")
+    policy = t.get("policy", Policy.SKIP)
     if policy not in POLICIES:
         raise bad("policy", f"{policy!r} is not one of {', '.join(POLICIES)}")
-    mode = t.get("mode", "cron")
+    mode = t.get("mode", Mode.CRON)
     if mode not in MODES:
         raise bad("mode", f"{mode!r} is not one of {', '.join(MODES)}")
     max_attempts = t.get("max_attempts", 5)
@@ -117,12 +118,12 @@ def parse_job(path: str, name: str, t: dict[str, Any], section: str = "job") -> 
         timeout=float(timeout) if timeout is not None else None,
         max_attempts=max_attempts,
         backoff=backoff,
-        policy=policy,
+        policy=Policy(policy),
         max_backfill=t.get("max_backfill", 10),
         misfire_grace=float(t.get("misfire_grace", 60)),
-        mode=mode,
+        mode=Mode(mode),
         concurrency=concurrency,
-        overlap=overlap,
+        overlap=None if overlap is None else Overlap(overlap),
         notify_targets=targets,
         notify_on=notify_on,
         on_success=_names(t.get("on_success"), "on_success", bad),

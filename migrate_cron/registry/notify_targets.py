@@ -14,10 +14,12 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
+from migrate_cron.vocabulary import DEFAULT_NOTIFY_EVENTS, NotifyEvent
+
 #: The final attempt failed (the default); an attempt failed and will be retried; the run
 #: printed something (cron mailed any output); the first success after a failure.
-EVENTS = ("failed", "retrying", "output", "recovered")
-DEFAULT_EVENTS = ("failed",)
+EVENTS = tuple(NotifyEvent)
+DEFAULT_EVENTS = DEFAULT_NOTIFY_EVENTS
 KINDS = ("mail", "webhook", "command")
 #: The addressee when a job has no MAILTO: its user's local mailbox.
 LOCAL_USER = ""
@@ -74,14 +76,14 @@ def parse_targets(raw: Sequence[Any] | None, env: Mapping[str, str]) -> tuple[Ta
     return tuple(parse_target(str(item)) for item in raw)
 
 
-def parse_events(raw: Sequence[Any] | None) -> tuple[str, ...]:
+def parse_events(raw: Sequence[Any] | None) -> tuple[NotifyEvent, ...]:
     if raw is None:
         return DEFAULT_EVENTS
     events = tuple(str(e) for e in raw)
     unknown = [e for e in events if e not in EVENTS]
     if unknown:
         raise ValueError(f"{', '.join(unknown)}: events are {', '.join(EVENTS)}")
-    return events
+    return tuple(NotifyEvent(e) for e in events)
 
 
 def parse_settings(raw: Mapping[str, Any]) -> NotifySettings:

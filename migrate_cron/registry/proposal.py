@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from migrate_cron.registry.spec import Source
+from migrate_cron.vocabulary import Policy
 
 NEW = "new"
 KEPT = "kept"
@@ -51,7 +52,7 @@ class GeneratedJob:
     cwd: str | None = None
     #: Where the worker runs it when ``cwd`` is missing: what the cron did (None: not run).
     cwd_fallback: str | None = None
-    policy: str = "skip"
+    policy: str = Policy.SKIP.value
     note: str = ""
     concurrency: int | None = None
     overlap: str | None = None

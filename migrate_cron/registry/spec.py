@@ -10,7 +10,7 @@ from datetime import datetime
 
 from migrate_cron.errors import ConfigError, UnknownJob
 from migrate_cron.registry.notify_targets import DEFAULT_EVENTS, NotifySettings, Target
-from migrate_cron.vocabulary import Mode, Policy
+from migrate_cron.vocabulary import Mode, NotifyEvent, Overlap, Policy
 
 POLICIES = tuple(Policy)
 # Bounds keep every value inside what the database columns and timedelta can hold.
@@ -18,7 +18,7 @@ MAX_ATTEMPTS_LIMIT = 1000
 MAX_BACKFILL_LIMIT = 100_000
 MAX_SECONDS = 366 * 86400.0
 MODES = tuple(Mode)
-OVERLAPS = ("wait", "skip")
+OVERLAPS = (Overlap.WAIT, Overlap.SKIP)
 MAX_CONCURRENCY = 10_000
 
 
@@ -80,21 +80,21 @@ class JobSpec:
     timeout: float | None = None
     max_attempts: int = 5
     backoff: Backoff = field(default_factory=Backoff)
-    policy: str = "skip"
+    policy: Policy = Policy.SKIP
     max_backfill: int = 10
     misfire_grace: float = 60.0
-    mode: str = "cron"
+    mode: Mode = Mode.CRON
     #: At most this many jobs of this kind run at once, over every worker and host (the
     #: claim enforces it); None: no limit.
     concurrency: int | None = None
     #: A scheduled slot that comes due while a run of this job is still running: "skip" records
     #: it as skipped (like ``flock -n``), "wait" enqueues it to run after. Either means the job
     #: never runs twice at once (``concurrency`` 1 unless set); None: no rule.
-    overlap: str | None = None
+    overlap: Overlap | None = None
     #: Where failure (etc.) notifications go: the ``notify`` key, else cron's MAILTO rule.
     notify_targets: tuple[Target, ...] = ()
     #: Which events notify: failed (the final attempt), retrying, output, recovered.
-    notify_on: tuple[str, ...] = DEFAULT_EVENTS
+    notify_on: tuple[NotifyEvent, ...] = DEFAULT_EVENTS
     #: Jobs enqueued in the transaction that records this job's success / final failure,
     #: with its slot and a ref naming it (a replayed outcome enqueues nothing twice).
     on_success: tuple[str, ...] = ()

@@ -62,6 +62,7 @@ from migrate_cron.registry.proposal import (
     Refusal,
 )
 from migrate_cron.registry.spec import Source
+from migrate_cron.vocabulary import Mode
 
 HEADER = """\
 migrate-cron registry: one [jobs.NAME] per crontab line (see `migrate-cron generate registry`).
@@ -257,7 +258,7 @@ def _merge(
             "its line is no longer in the file; entry kept (remove it by hand once its "
             "queue is empty)"
         )
-        if k.mode != "cron":
+        if k.mode != Mode.CRON:
             detail = f"mode {k.mode}: its switched line is no longer in the file; entry kept"
         actions.append(MergeAction(k.name, GONE, paths.display(k.file), k.line, detail))
     if "jobs" not in doc:
@@ -453,10 +454,14 @@ def _is_our_enqueue(command: str) -> bool:
     """True for a command ``migrate`` wrote: ``…/migrate-cron enqueue NAME …``."""
     import shlex
 
-    if "enqueue" not in command:
+    if "enqueue" not in command:  # vocabulary: the command, not the mode
         return False  # most lines: no need to split them into words
     try:
         words = shlex.split(command)
     except ValueError:
         words = command.split()
-    return len(words) >= 2 and words[0].endswith("migrate-cron") and words[1] == "enqueue"
+    return (
+        len(words) >= 2
+        and words[0].endswith("migrate-cron")
+        and words[1] == "enqueue"  # vocabulary: the command, not the mode
+    )
