@@ -10,6 +10,8 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from typing import Any
 
+from migrate_cron.vocabulary import NotifyEvent
+
 #: How much of the job's output a notification carries (its end: where errors are).
 OUTPUT_TAIL = 4000
 _EXIT = re.compile(r"\bexit code (\d+)")
@@ -60,11 +62,13 @@ class Event:
     @property
     def subject(self) -> str:
         what = {
-            "failed": f"failed (attempt {self.attempt}/{self.max_attempts}, no retry left)",
-            "retrying": f"failed attempt {self.attempt}/{self.max_attempts}, will retry",
-            "output": "printed output",
-            "recovered": "succeeded again",
-        }[self.event]
+            NotifyEvent.FAILED: (
+                f"failed (attempt {self.attempt}/{self.max_attempts}, no retry left)"
+            ),
+            NotifyEvent.RETRYING: f"failed attempt {self.attempt}/{self.max_attempts}, will retry",
+            NotifyEvent.OUTPUT: "printed output",
+            NotifyEvent.RECOVERED: "succeeded again",
+        }[NotifyEvent(self.event)]
         return f"migrate-cron: {self.job} {what} on {self.host}"
 
     def body(self) -> str:
