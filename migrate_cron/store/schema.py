@@ -219,7 +219,9 @@ def build_tables(prefix: str = "", *, charset_everywhere: bool = True) -> Tables
     )
     # Claim index, partial where the database has partial indexes (``ClaimIndex``).
     partial = claim_backends(ClaimIndex.PARTIAL)
-    ready: dict[str, Any] = {f"{backend}_where": text("state = 'open'") for backend in partial}
+    ready: dict[str, Any] = {
+        f"{backend}_where": text(f"state = '{JobState.OPEN.value}'") for backend in partial
+    }
     Index(f"{p}job_claim_idx", job.c.run_at, job.c.id, **ready).ddl_if(
         dialect=partial  # type: ignore[arg-type]  # tuples are documented
     )

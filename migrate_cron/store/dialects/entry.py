@@ -14,6 +14,8 @@ from importlib import import_module
 from types import ModuleType
 from typing import Any
 
+from migrate_cron.vocabulary import JobState
+
 #: The execution option of a read-only transaction (``StoreBase.transaction``): a recipe may
 #: begin it differently (SQLite: a plain BEGIN, not BEGIN IMMEDIATE).
 READONLY_OPTION = "migrate_cron_readonly"
@@ -44,8 +46,9 @@ class Stamp(StrEnum):
 class Statements:
     """The cron slot's write (``slot_write.py``) in one database's words. ``{p}`` stands for
     the table prefix and ``{now}`` for "now": the server's clock expression, or a parameter
-    when the clock is the process's (``Dialect.server_clock`` False, or an injected clock).
-    Values are the driver's parameters."""
+    when the clock is the process's (``Dialect.server_clock`` False, or an injected clock);
+    ``{running}`` and ``{open}`` for those job states, quoted (``vocabulary.JobState``: no
+    statement spells a state). Values are the driver's parameters."""
 
     #: A live run of the kind (``skip_if_running``); a dead worker's run does not count.
     running: str
@@ -73,7 +76,11 @@ class Statements:
         ``process_clock`` or the database has no clock of its own."""
         now = self.marker if process_clock or self.server_now is None else self.server_now
         texts = {
-            name: getattr(self, name).replace("{p}", prefix).replace("{now}", now)
+            name: getattr(self, name)
+            .replace("{p}", prefix)
+            .replace("{now}", now)
+            .replace("{running}", f"'{JobState.RUNNING.value}'")
+            .replace("{open}", f"'{JobState.OPEN.value}'")
             for name in ("running", "insert_run", "existing_run", "insert_job", "existing_job",
                          "link")
         }  # fmt: skip

@@ -48,14 +48,14 @@ DIALECT = Dialect(
 )
 
 STATEMENTS = Statements(
-    running="SELECT id FROM {p}job WHERE kind = %s AND state = 'running' "
+    running="SELECT id FROM {p}job WHERE kind = %s AND state = {running} "
     "AND locked_until > {now} LIMIT 1",
     insert_run="INSERT INTO {p}scheduled_runs (job_name, scheduled_for, enqueued_at, outcome) "
     "VALUES (%s, %s, {now}, %s)",
     existing_run="SELECT job_id, outcome FROM {p}scheduled_runs "
     "WHERE job_name = %s AND scheduled_for = %s",
     insert_job="INSERT INTO {p}job (kind, ref, payload, state, attempts, max_attempts, run_at, "
-    "scheduled_for, created_at) VALUES (%s, %s, %s, 'open', 0, %s, {now}, %s, {now})",
+    "scheduled_for, created_at) VALUES (%s, %s, %s, {open}, 0, %s, {now}, %s, {now})",
     existing_job="SELECT id FROM {p}job WHERE kind = %s AND ref = %s",
     link="UPDATE {p}scheduled_runs SET job_id = %s WHERE id = %s",
     marker="%s",

@@ -33,7 +33,7 @@ DIALECT = Dialect(
 # The job insert sends the wake-up only for a row that was inserted (as the Store's
 # ``enqueue``); run_at is "now".
 STATEMENTS = Statements(
-    running="SELECT id FROM {p}job WHERE kind = %s AND state = 'running' AND locked_until > {now} "
+    running="SELECT id FROM {p}job WHERE kind = %s AND state = {running} AND locked_until > {now} "
     "LIMIT 1",
     insert_run="INSERT INTO {p}scheduled_runs (job_name, scheduled_for, enqueued_at, outcome) "
     "VALUES (%s, %s, {now}, %s) ON CONFLICT (job_name, scheduled_for) DO NOTHING RETURNING id",
@@ -41,7 +41,7 @@ STATEMENTS = Statements(
     "WHERE job_name = %s AND scheduled_for = %s",
     insert_job="WITH ins AS (INSERT INTO {p}job (kind, ref, payload, state, attempts, "
     "max_attempts, run_at, scheduled_for, created_at) VALUES (%s, %s, CAST(%s AS JSONB), "
-    "'open', 0, %s, {now}, %s, {now}) ON CONFLICT (kind, ref) DO NOTHING RETURNING id, kind) "
+    "{open}, 0, %s, {now}, %s, {now}) ON CONFLICT (kind, ref) DO NOTHING RETURNING id, kind) "
     "SELECT ins.id, pg_notify(%s, ins.kind) FROM ins",
     existing_job="SELECT id FROM {p}job WHERE kind = %s AND ref = %s",
     link="UPDATE {p}scheduled_runs SET job_id = %s WHERE id = %s",

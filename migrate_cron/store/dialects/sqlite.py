@@ -38,14 +38,14 @@ DIALECT = Dialect(
 DEFAULT_URL = "sqlite:///migrate-cron.db"
 
 STATEMENTS = Statements(
-    running="SELECT id FROM {p}job WHERE kind = ? AND state = 'running' AND locked_until > {now} "
+    running="SELECT id FROM {p}job WHERE kind = ? AND state = {running} AND locked_until > {now} "
     "LIMIT 1",
     insert_run="INSERT INTO {p}scheduled_runs (job_name, scheduled_for, enqueued_at, outcome) "
     "VALUES (?, ?, {now}, ?) ON CONFLICT (job_name, scheduled_for) DO NOTHING RETURNING id",
     existing_run="SELECT job_id, outcome FROM {p}scheduled_runs "
     "WHERE job_name = ? AND scheduled_for = ?",
     insert_job="INSERT INTO {p}job (kind, ref, payload, state, attempts, max_attempts, run_at, "
-    "scheduled_for, created_at) VALUES (?, ?, ?, 'open', 0, ?, {now}, ?, {now}) "
+    "scheduled_for, created_at) VALUES (?, ?, ?, {open}, 0, ?, {now}, ?, {now}) "
     "ON CONFLICT (kind, ref) DO NOTHING RETURNING id",
     existing_job="SELECT id FROM {p}job WHERE kind = ? AND ref = ?",
     link="UPDATE {p}scheduled_runs SET job_id = ? WHERE id = ?",
