@@ -29,7 +29,7 @@ from migrate_cron.vocabulary import UNFINISHED_STATES, Mode
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from migrate_cron.migration.switch import SwitchResult, Target
+    from migrate_cron.migration.line_switch import SwitchResult, Target
     from migrate_cron.registry import Registry
 
 
@@ -146,6 +146,7 @@ def migrate(
     """
     from migrate_cron.clock import SystemClock
     from migrate_cron.migration import switch
+    from migrate_cron.migration.line_switch import AlreadyThere
     from migrate_cron.registry import load_registry
 
     registry_path = Path(registry)
@@ -171,7 +172,7 @@ def migrate(
             keep_swallow=keep_swallow,
             cron=cron.value,
         )
-    except switch.AlreadyThere as exc:
+    except AlreadyThere as exc:
         info(str(exc))
         return
     _print_results(results, as_json)
@@ -225,12 +226,13 @@ def rollback(
 ) -> None:
     """Put one job's original crontab line back, byte for byte, and its previous mode."""
     from migrate_cron.migration import switch
+    from migrate_cron.migration.line_switch import AlreadyThere
 
     try:
         results = switch.rollback(
             Path(registry), name, crontab=crontab, dry_run=dry_run, install=install
         )
-    except switch.AlreadyThere as exc:
+    except AlreadyThere as exc:
         info(str(exc))
         return
     _print_results(results, as_json)
@@ -322,7 +324,7 @@ def _target(
     registry: Path, executable: str | None, url: str, prefix: str, url_from_env: bool
 ) -> Target:
     from migrate_cron.config import validate_prefix
-    from migrate_cron.migration.switch import Target
+    from migrate_cron.migration.line_switch import Target
 
     return Target(
         executable=_executable(executable),
@@ -384,7 +386,7 @@ def _check_database(url: str, prefix: str, name: str, to: str) -> None:
     """Refuse to hand a job to a queue whose tables do not exist: every run would be lost."""
     from migrate_cron.cli.common import open_store
     from migrate_cron.errors import MigrateCronError
-    from migrate_cron.migration.switch import Refused
+    from migrate_cron.migration.line_switch import Refused
 
     store = open_store(url, prefix)
     try:

@@ -402,9 +402,9 @@ def _generate(
     cron: str,
 ) -> GenerateResult:
     from migrate_cron.crontab.timezone import host_timezone
+    from migrate_cron.migration.commit import registry_lock
     from migrate_cron.migration.crontab_file import atomic_write, crontab_lines
     from migrate_cron.migration.planning import analyze_files
-    from migrate_cron.migration.switch import registry_lock
     from migrate_cron.registry.writer import merge
 
     zone = timezone or host_timezone()

@@ -36,7 +36,7 @@ import pytest
 
 from migrate_cron.cli.migrate import _cron_url
 from migrate_cron.errors import DatabaseUnavailable
-from migrate_cron.migration.switch import Target
+from migrate_cron.migration.line_switch import Target
 from migrate_cron.producer.spool import Spool
 from migrate_cron.store import Store, open_store
 from tests.conftest import IN_CI, cli_path, run_cli
