@@ -511,7 +511,7 @@ def _history(url: str, prefix: str, name: str, since):  # type: ignore[no-untype
 
 def _liveness(url: str, prefix: str, name: str):  # type: ignore[no-untyped-def]
     from migrate_cron.cli.common import open_store
-    from migrate_cron.migration.verify import Liveness
+    from migrate_cron.migration.check_alive import Liveness
     from migrate_cron.store.leases import REAPER_LEASE, SCHEDULER_LEASE
 
     store = open_store(url, prefix)
