@@ -27,7 +27,6 @@ ALLOWED: dict[str, str] = {
     "migration/registry_writer.py": "to split (issue 31)",
     "store/postgresql.py": "to split (issue 31)",
     "cli/migrate.py": "to split (issue 31)",
-    "migration/generation.py": "to split (issue 31)",
     "worker/loop.py": "to split (issue 31)",
     "store/jobs.py": "to split (issue 31)",
     "cli/scheduler.py": "to split (issue 31)",
