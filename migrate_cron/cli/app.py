@@ -59,7 +59,8 @@ COMMAND_MODULES = (
     "generate",  # generate registry, generate migration
     "registry",  # registry check
     "db",
-    "migrate",  # migrate, rollback, verify, migrations
+    "migrate",  # migrate, rollback
+    "verify",  # verify, migrations
     "enqueue",
     "once",
     "spool",  # spool list, spool flush

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from migrate_cron.errors import MigrateCronError
 from migrate_cron.migration.check import FAIL, OK, SKIPPED, WAITING, Check
 from migrate_cron.registry import JobSpec
 from migrate_cron.vocabulary import Mode
+
+if TYPE_CHECKING:
+    from migrate_cron.store import Store
 
 #: Seconds a ready job of the kind may wait before verify says no worker takes it.
 STALLED_AFTER = 300.0
@@ -32,6 +36,25 @@ class Liveness:
     ready: int
     oldest_ready_age: float | None
     worker: tuple[str, float] | None = None
+
+
+def read_liveness(store: Store, name: str) -> Liveness:
+    """What the queue shows now of the processes job ``name`` needs (its leases timed by the
+    database's clock, the one that renews them)."""
+    from migrate_cron.store.leases import REAPER_LEASE, SCHEDULER_LEASE
+
+    now = store.db_now()
+    held = store.lease_holder(SCHEDULER_LEASE)
+    reaper = store.lease_holder(REAPER_LEASE)
+    kinds = {k.kind: k for k in store.status(now, now).kinds}
+    kind = kinds.get(name)
+    oldest = kind.oldest_ready_at if kind is not None else None
+    return Liveness(
+        leader=(held[0], (held[1] - now).total_seconds()) if held else None,
+        ready=kind.ready if kind is not None else 0,
+        oldest_ready_age=(now - oldest).total_seconds() if oldest is not None else None,
+        worker=(reaper[0], (reaper[1] - now).total_seconds()) if reaper else None,
+    )
 
 
 def alive_check(spec: JobSpec, live: Callable[[], Liveness], ran: int | None) -> Check:

@@ -15,6 +15,7 @@ from pathlib import Path
 from migrate_cron.errors import MigrateCronError, UsageError
 from migrate_cron.migration.crontab_file import CrontabText
 from migrate_cron.migration.rewrite import enqueue_line, scheduler_line
+from migrate_cron.migration.target import Target
 from migrate_cron.registry import JobSpec, Migration, Source
 from migrate_cron.vocabulary import Mode
 
@@ -27,26 +28,6 @@ class AlreadyThere(MigrateCronError):
     """Nothing to do; the CLI says so and exits 0."""
 
     exit_code = 0
-
-
-@dataclass(frozen=True)
-class Target:
-    """How the switched crontab line reaches migrate-cron from cron's bare environment:
-    absolute paths, and a database URL without a password (or none: read from the
-    environment cron gives it)."""
-
-    executable: str
-    registry: str
-    database_url: str | None = None
-    table_prefix: str = ""
-
-    def argv(self, name: str) -> list[str]:
-        argv = [self.executable, "enqueue", name, "--quiet", "--registry", self.registry]
-        if self.database_url is not None:
-            argv += ["--database-url", self.database_url]
-        if self.table_prefix:
-            argv += ["--table-prefix", self.table_prefix]
-        return argv
 
 
 @dataclass(frozen=True)

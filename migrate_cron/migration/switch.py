@@ -31,12 +31,12 @@ from migrate_cron.migration.line_switch import (
     LineChange,
     Refused,
     SwitchResult,
-    Target,
     restore_origin,
     switch_origin,
 )
 from migrate_cron.migration.origins import chosen_origins, given_files, in_source_order
 from migrate_cron.migration.switch_notes import what_changes
+from migrate_cron.migration.target import Target
 from migrate_cron.registry import JobSpec, Migration, Registry, document, parse_registry, paths
 from migrate_cron.vocabulary import Mode
 

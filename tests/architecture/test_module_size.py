@@ -26,7 +26,6 @@ ALLOWED: dict[str, str] = {
     "registry.py": "to split (issue 31)",
     "migration/registry_writer.py": "to split (issue 31)",
     "store/postgresql.py": "to split (issue 31)",
-    "cli/migrate.py": "to split (issue 31)",
     "worker/loop.py": "to split (issue 31)",
     "store/jobs.py": "to split (issue 31)",
     "cli/scheduler.py": "to split (issue 31)",
