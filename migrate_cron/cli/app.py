@@ -65,7 +65,8 @@ COMMAND_MODULES = (
     "once",
     "spool",  # spool list, spool flush
     "worker",
-    "scheduler",  # scheduler, simulate
+    "scheduler",
+    "simulate",
     "status",
     "jobs",
     "pause",  # pause, resume
