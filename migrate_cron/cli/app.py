@@ -59,12 +59,14 @@ COMMAND_MODULES = (
     "generate",  # generate registry, generate migration
     "registry",  # registry check
     "db",
-    "migrate",  # migrate, rollback, verify, migrations
+    "migrate",  # migrate, rollback
+    "verify",  # verify, migrations
     "enqueue",
     "once",
     "spool",  # spool list, spool flush
     "worker",
-    "scheduler",  # scheduler, simulate
+    "scheduler",
+    "simulate",
     "status",
     "jobs",
     "pause",  # pause, resume

@@ -359,10 +359,10 @@ def run_now(
     Example: migrate-cron jobs run invoices-export --wait
     """
     import json
-    import time
 
     from migrate_cron.cli.common import info, print_json
     from migrate_cron.errors import UsageError
+    from migrate_cron.ops.job_wait import wait_finished
     from migrate_cron.registry import load_registry
 
     spec = load_registry(registry).get(name)
@@ -380,14 +380,10 @@ def run_now(
             else:
                 info(f"enqueued {spec.name} as job {job_id}; `migrate-cron jobs show {job_id}`")
             return
-        deadline = None if timeout is None else time.monotonic() + timeout
-        job = store.get(job_id)
-        while job is not None and job.state in UNFINISHED_STATES:
-            if deadline is not None and time.monotonic() > deadline:
-                info(f"job {job_id} is still {job.state} after {timeout:g}s (is a worker running?)")
-                raise typer.Exit(2)
-            time.sleep(0.2)
-            job = store.get(job_id)
+        job = wait_finished(store, job_id, timeout)
+    if job is not None and job.state in UNFINISHED_STATES:
+        info(f"job {job_id} is still {job.state} after {timeout:g}s (is a worker running?)")
+        raise typer.Exit(2)
     assert job is not None
     if as_json:
         print_json(

@@ -1,4 +1,4 @@
-"""``migrate-cron migrate | rollback | verify | migrations``: one crontab line at a time.
+"""``migrate-cron migrate | rollback``: one crontab line at a time, to the queue and back.
 
 The commands parse arguments, call ``migrate_cron.migration`` and print: the diff (or JSON) on
 stdout, what happened and what to do next on stderr.
@@ -25,12 +25,10 @@ from migrate_cron.cli.common import (
 )
 from migrate_cron.config import DEFAULT_REGISTRY
 from migrate_cron.store.dialects import DEFAULT_DATABASE_URL
-from migrate_cron.vocabulary import UNFINISHED_STATES, Mode
+from migrate_cron.vocabulary import Mode
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
-    from migrate_cron.migration.switch import SwitchResult, Target
+    from migrate_cron.migration.line_switch import SwitchResult
     from migrate_cron.registry import Registry
 
 
@@ -47,8 +45,6 @@ class ToMode(StrEnum):
 def register(app: typer.Typer) -> None:
     app.command("migrate")(migrate)
     app.command("rollback")(rollback)
-    app.command("verify")(verify)
-    app.command("migrations")(migrations)
 
 
 Name = Annotated[str, typer.Argument(help="The job's name in the registry.", show_default=False)]
@@ -147,6 +143,8 @@ def migrate(
     """
     from migrate_cron.clock import SystemClock
     from migrate_cron.migration import switch
+    from migrate_cron.migration.line_switch import AlreadyThere
+    from migrate_cron.migration.target import cron_target
     from migrate_cron.registry import load_registry
 
     registry_path = Path(registry)
@@ -154,7 +152,7 @@ def migrate(
     if name not in loaded.jobs:
         _explain_reboot(name, loaded, crontab, file_format, cron.value)
     spec = loaded.get(name)  # unknown names fail before anything else
-    target = _target(registry_path, executable, database_url, table_prefix, url_from_env)
+    target = cron_target(registry_path, executable, database_url, table_prefix, url_from_env)
     if not dry_run and spec.mode != to.value:
         _check_database(database_url, table_prefix, name, to.value)
     try:
@@ -172,7 +170,7 @@ def migrate(
             keep_swallow=keep_swallow,
             cron=cron.value,
         )
-    except switch.AlreadyThere as exc:
+    except AlreadyThere as exc:
         info(str(exc))
         return
     _print_results(results, as_json)
@@ -226,12 +224,13 @@ def rollback(
 ) -> None:
     """Put one job's original crontab line back, byte for byte, and its previous mode."""
     from migrate_cron.migration import switch
+    from migrate_cron.migration.line_switch import AlreadyThere
 
     try:
         results = switch.rollback(
             Path(registry), name, crontab=crontab, dry_run=dry_run, install=install
         )
-    except switch.AlreadyThere as exc:
+    except AlreadyThere as exc:
         info(str(exc))
         return
     _print_results(results, as_json)
@@ -248,162 +247,18 @@ def rollback(
         _warn_queued(database_url, table_prefix, name)
 
 
-# The two commands below need the crontab parser; see verify.py and progress.py.
-def verify(
-    name: Name,
-    crontab: Annotated[
-        list[Path] | None,
-        typer.Option(
-            "--crontab",
-            help="Crontab files to search for a second line running the same command "
-            "(repeatable). Default: the job's own file.",
-            show_default=False,
-        ),
-    ] = None,
-    days: Annotated[
-        int, typer.Option("--days", min=1, max=366, help="How far ahead to compare slots.")
-    ] = 7,
-    as_json: JsonFlag = False,
-    registry: RegistryPath = DEFAULT_REGISTRY,
-    database_url: DatabaseUrl = DEFAULT_DATABASE_URL,
-    table_prefix: TablePrefix = "",
-) -> None:
-    """Check a switch: same slots as cron, no second line running the command, queue runs,
-    and (once switched) a scheduler leading in scheduler mode and a worker taking the jobs.
-
-    Exit 1 when a check fails (the failing checks say what to do).
-    """
-    from migrate_cron.cli.common import print_json
-    from migrate_cron.clock import SystemClock
-    from migrate_cron.migration.verify import verify_job
-    from migrate_cron.registry import load_registry
-
-    reg = load_registry(registry, partial=True)  # the others' errors: a failed check
-    spec = reg.get(name)
-    report = verify_job(
-        reg,
-        spec,
-        files=crontab,
-        days=days,
-        now=SystemClock().now(),
-        history=lambda since: _history(database_url, table_prefix, name, since),
-        live=lambda: _liveness(database_url, table_prefix, name),
-    )
-    if as_json:
-        print_json(report.as_dict())
-    else:
-        _print_verify(report)
-    if not report.ok:
-        raise typer.Exit(1)
-
-
-def migrations(
-    as_json: JsonFlag = False,
-    registry: RegistryPath = DEFAULT_REGISTRY,
-    database_url: DatabaseUrl = DEFAULT_DATABASE_URL,
-    table_prefix: TablePrefix = "",
-) -> None:
-    """Every registry job: its mode, its last run in the queue, and the next step of the plan."""
-    from migrate_cron.cli.common import print_json
-    from migrate_cron.migration.progress import progress
-    from migrate_cron.registry import load_registry
-
-    reg = load_registry(registry)
-    rows, db_error = progress(reg, lambda names: _histories(database_url, table_prefix, names))
-    if db_error:
-        info(f"[yellow]note:[/yellow] no queue numbers: {db_error}")
-    if as_json:
-        print_json({"jobs": [r.as_dict() for r in rows]})
-        return
-    _print_progress(rows)
-
-
 # ------------------------------------------------------------------------ helpers
-def _target(
-    registry: Path, executable: str | None, url: str, prefix: str, url_from_env: bool
-) -> Target:
-    from migrate_cron.config import validate_prefix
-    from migrate_cron.migration.switch import Target
-
-    return Target(
-        executable=_executable(executable),
-        registry=str(registry.resolve()),
-        database_url=None if url_from_env else _cron_url(url),
-        table_prefix=validate_prefix(prefix),
-    )
-
-
-def _executable(given: str | None) -> str:
-    import os
-    import shutil
-    import sys
-
-    from migrate_cron.errors import UsageError
-
-    if given:
-        if not os.path.isabs(given):
-            raise UsageError(f"--executable {given}: give an absolute path (cron has no PATH)")
-        return given
-    argv0 = sys.argv[0]
-    if os.path.basename(argv0) == "migrate-cron" and os.path.isfile(argv0):
-        return os.path.abspath(argv0)
-    found = shutil.which("migrate-cron")
-    if found:
-        return os.path.abspath(found)
-    raise UsageError(
-        "cannot tell where the migrate-cron command is installed: pass --executable PATH"
-    )
-
-
-def _cron_url(url: str) -> str:
-    """The database URL as the crontab line will carry it: absolute SQLite paths (cron runs
-    in HOME) and never a password (a crontab is readable by more people than a secret is)."""
-    from sqlalchemy.engine import make_url
-
-    from migrate_cron.config import mask_url, url_secret
-    from migrate_cron.errors import UsageError
-    from migrate_cron.store.dialects import normalize_url
-
-    try:
-        parsed = make_url(normalize_url(url))
-    except Exception:
-        raise UsageError(f"--database-url: not a database URL: {mask_url(url)!r}") from None
-    secret = url_secret(url)
-    if parsed.password or secret:
-        raise UsageError(
-            f"the crontab line would contain a database secret ({secret or 'a password'}). "
-            "Use a URL without one "
-            "(PostgreSQL reads ~/.pgpass of the crontab's user; MySQL/MariaDB: add "
-            "?read_default_file=/home/USER/.my.cnf), or pass --url-from-env and set "
-            "MIGRATE_CRON_DATABASE_URL for cron yourself"
-        )
-    from migrate_cron.store.engine import absolute_file
-
-    return str(absolute_file(parsed).render_as_string(hide_password=False))
-
-
 def _check_database(url: str, prefix: str, name: str, to: str) -> None:
-    """Refuse to hand a job to a queue whose tables do not exist: every run would be lost."""
     from migrate_cron.cli.common import open_store
-    from migrate_cron.errors import MigrateCronError
-    from migrate_cron.migration.switch import Refused
+    from migrate_cron.migration.queue_guard import check_queue_ready
 
     store = open_store(url, prefix)
     try:
-        store.count_jobs(kind=name)
-        if to == Mode.SCHEDULER:
-            holder = store.lease_holder("migrate-cron-scheduler")
-            now = store.db_now()
-            if holder is None or holder[1] < now:
-                info(
-                    "[yellow]warning:[/yellow] no migrate-cron scheduler is running against "
-                    f"{store.url_safe}; start `migrate-cron scheduler`, or {name} will not run"
-                )
-    except MigrateCronError as exc:
-        raise Refused(
-            f"{exc}. The switched line would lose every run: fix this first (nothing was "
-            "changed), or look at the change with --dry-run"
-        ) from None
+        if check_queue_ready(store, name, to):
+            info(
+                "[yellow]warning:[/yellow] no migrate-cron scheduler is running against "
+                f"{store.url_safe}; start `migrate-cron scheduler`, or {name} will not run"
+            )
     finally:
         store.dispose()
 
@@ -479,15 +334,12 @@ def _install_note(result: SwitchResult, dry_run: bool) -> None:
 
 
 def _warn_queued(url: str, prefix: str, name: str) -> None:
-    """After a rollback cron runs the command again: jobs still queued would run it twice."""
     from migrate_cron.cli.common import open_store
-    from migrate_cron.errors import MigrateCronError
+    from migrate_cron.migration.queue_guard import still_queued
 
     store = open_store(url, prefix)
     try:
-        waiting = store.count_jobs(kind=name, states=UNFINISHED_STATES)
-    except MigrateCronError:
-        return
+        waiting = still_queued(store, name)
     finally:
         store.dispose()
     if waiting:
@@ -499,93 +351,5 @@ def _warn_queued(url: str, prefix: str, name: str) -> None:
         )
 
 
-def _history(url: str, prefix: str, name: str, since):  # type: ignore[no-untyped-def]
-    from migrate_cron.cli.common import open_store
-
-    store = open_store(url, prefix)
-    try:
-        return store.kind_history([name], since)[name]
-    finally:
-        store.dispose()
-
-
-def _liveness(url: str, prefix: str, name: str):  # type: ignore[no-untyped-def]
-    from migrate_cron.cli.common import open_store
-    from migrate_cron.migration.verify import Liveness
-    from migrate_cron.store.leases import REAPER_LEASE, SCHEDULER_LEASE
-
-    store = open_store(url, prefix)
-    try:
-        now = store.db_now()
-        held = store.lease_holder(SCHEDULER_LEASE)
-        reaper = store.lease_holder(REAPER_LEASE)
-        kinds = {k.kind: k for k in store.status(now, now).kinds}
-    finally:
-        store.dispose()
-    kind = kinds.get(name)
-    oldest = kind.oldest_ready_at if kind is not None else None
-    return Liveness(
-        leader=(held[0], (held[1] - now).total_seconds()) if held else None,
-        ready=kind.ready if kind is not None else 0,
-        oldest_ready_age=(now - oldest).total_seconds() if oldest is not None else None,
-        worker=(reaper[0], (reaper[1] - now).total_seconds()) if reaper else None,
-    )
-
-
-def _histories(url: str, prefix: str, names):  # type: ignore[no-untyped-def]
-    from migrate_cron.cli.common import open_store
-
-    store = open_store(url, prefix)
-    try:
-        return store.kind_history(list(names))
-    finally:
-        store.dispose()
-
-
-def _console() -> Console:
-    import sys
-
-    from rich.console import Console
-
-    return Console() if sys.stdout.isatty() else Console(width=160)
-
-
-def _print_verify(report) -> None:  # type: ignore[no-untyped-def]
-    from rich.markup import escape
-
-    console = _console()
-    verdict = "[green]ok[/green]" if report.ok else "[red]a check failed[/red]"
-    console.print(f"[bold]{escape(report.name)}[/bold] (mode {report.mode}): {verdict}")
-    for check in report.checks:
-        mark = {"ok": "[green]ok[/green]     ", "fail": "[red]FAIL[/red]   "}.get(
-            check.status, f"[yellow]{check.status:7}[/yellow]"
-        )
-        console.print(f"  {mark} {escape(check.title)}: {escape(check.summary)}")
-        for line in check.details:
-            console.print(f"           {escape(line)}")
-
-
-def _print_progress(rows) -> None:  # type: ignore[no-untyped-def]
-    from rich.markup import escape
-    from rich.table import Table
-
-    from migrate_cron.cli.render.fit import FitOrStack
-
-    table = Table(box=None, pad_edge=False, padding=(0, 2, 0, 0), header_style="bold")
-    for col in ("job", "mode", "line", "last success", "runs since switch"):
-        table.add_column(col, no_wrap=True)
-    table.add_column("next step", overflow="fold")
-    for r in rows:
-        table.add_row(
-            escape(r.name),
-            r.mode,
-            escape(r.where),
-            r.last_run_text,
-            r.runs_text,
-            escape(r.next_step),
-        )
-    _console().print(FitOrStack(table))
-
-
-for _command in (migrate, rollback, verify, migrations):
+for _command in (migrate, rollback):
     _command.__doc__ = reflow(_command.__doc__)

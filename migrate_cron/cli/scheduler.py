@@ -1,4 +1,4 @@
-"""``migrate-cron scheduler`` (the long-running enqueuer) and ``migrate-cron simulate``.
+"""``migrate-cron scheduler``: the long-running enqueuer (``scheduler.loop`` runs it).
 
 Which jobs a scheduler owns: the registry's scheduled jobs with ``mode = "scheduler"``; with
 ``--all``, every scheduled job (lines still firing ``migrate-cron enqueue`` for the same job are
@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from migrate_cron.cli.common import DatabaseUrl, JsonFlag, RegistryPath, TablePrefix
+from migrate_cron.cli.times import job_zones, local_time, parse_time, print_table, utc_time
 from migrate_cron.config import DEFAULT_REGISTRY
 from migrate_cron.store.dialects import DEFAULT_DATABASE_URL
 
@@ -19,11 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from datetime import datetime
 
-    from migrate_cron.clock import Clock
-    from migrate_cron.registry import JobSpec, Registry
-    from migrate_cron.scheduler.log import SchedulerLog
-    from migrate_cron.scheduler.scheduler import RunEvent, ScheduledJob
-    from migrate_cron.scheduler.simulate import Downtime, SimulatedRun
+    from migrate_cron.scheduler.scheduler import RunEvent
 
 TESTING = "Testing and operations"
 
@@ -44,16 +41,10 @@ SCHEDULER_HELP = (
     "jump) follow each job's policy: skip, run-once or backfill (see `migrate-cron simulate`). "
     "SIGTERM finishes the current tick, gives up the lease and exits 0."
 )
-SIMULATE_HELP = (
-    "Print what each job's policy would enqueue and skip over a period with downtime, without "
-    "touching the database. Before --from every job is assumed to have run normally; the "
-    "scheduler restarts at the end of each --down."
-)
 
 
 def register(app: typer.Typer) -> None:
     app.command("scheduler", help=SCHEDULER_HELP)(scheduler)
-    app.command("simulate", help=SIMULATE_HELP)(simulate)
 
 
 def scheduler(
@@ -123,7 +114,6 @@ def scheduler(
     registry: RegistryPath = DEFAULT_REGISTRY,
 ) -> None:
     """See ``SCHEDULER_HELP``."""
-    import signal
     import threading
 
     if action is not None:
@@ -139,16 +129,19 @@ def scheduler(
     from migrate_cron.cli.common import open_store
     from migrate_cron.errors import UsageError
     from migrate_cron.logline import route_library_logs
+    from migrate_cron.registry import load_registry
     from migrate_cron.scheduler.leader import Leadership
     from migrate_cron.scheduler.log import SchedulerLog
     from migrate_cron.scheduler.loop import SchedulerLoop
-    from migrate_cron.scheduler.scheduler import Scheduler
+    from migrate_cron.scheduler.scheduler import Scheduler, scheduled_jobs
+    from migrate_cron.scheduler.shutdown import stop_on_signals
+    from migrate_cron.scheduler.warp import run_clock
     from migrate_cron.store.dialects import driver_loggers
     from migrate_cron.store.timeouts import Use
 
     # An entry's error is that entry's: the others are scheduled, the bad ones said below.
-    reg = _registry(registry, partial=True)
-    jobs = _scheduled_jobs(reg, [], include_all)
+    reg = load_registry(registry, partial=True)
+    jobs = scheduled_jobs(reg, [], include_all)
     if not jobs and reg.errors:
         raise next(iter(reg.errors.values()))
     if not jobs:
@@ -156,8 +149,8 @@ def scheduler(
             f"{registry}: no job for the scheduler: give a scheduled job "
             '`mode = "scheduler"`, or pass --all to schedule every job that has a schedule'
         )
-    clock = _clock(now, speed, until, once)
-    end = _iso(until, "--until") if until else None
+    clock = run_clock(parse_time(now, "--now") if now else None, speed, until is not None, once)
+    end = parse_time(until, "--until") if until else None
     log = SchedulerLog(json_lines=json_logs, quiet=once)
     route_library_logs(log.event, driver_loggers())
     store = open_store(database_url, table_prefix, Use.LOOP)
@@ -170,19 +163,7 @@ def scheduler(
         raise
     leadership = None if no_lease else Leadership(store, ttl=lease_ttl)
     stop = threading.Event()
-
-    def on_signal(_signum: int, _frame: object) -> None:
-        # Not stop.set() here: a signal landing while the main thread holds the Event's lock
-        # (entering or leaving stop.wait) would deadlock on it. Set it from another thread.
-        threading.Thread(target=stop.set, daemon=True).start()
-        # A database call that froze cannot see the stop: leave after a few seconds anyway
-        # (the lease row then expires and a standby takes over; slots are keyed, nothing lost).
-        timer = threading.Timer(SHUTDOWN_BOUND, _leave_now, args=(log,))
-        timer.daemon = True
-        timer.start()
-
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGINT, on_signal)
+    stop_on_signals(stop, log)
     scheduler = Scheduler(jobs, store, clock)
     loop = SchedulerLoop(
         scheduler,
@@ -209,233 +190,11 @@ def scheduler(
 
         if not result.led:
             info("another scheduler holds the lease: nothing done")
-        _print_events(result.events, {j.name: tz for j, tz in _zones(jobs)}, as_json)
+        _print_events(result.events, {j.name: tz for j, tz in job_zones(jobs)}, as_json)
         if result.led:
             info(_once_summary(result.events, scheduler.next_due()))
     elif not once:
         log.event("stop", ticks=result.ticks)
-
-
-def simulate(
-    jobs: Annotated[
-        list[str] | None,
-        typer.Argument(help="Jobs to simulate (default: the jobs the scheduler owns)."),
-    ] = None,
-    start: Annotated[
-        str | None,
-        typer.Option(
-            "--from", help="Start of the simulated period (default: the first --down, or now)."
-        ),
-    ] = None,
-    end: Annotated[
-        str | None,
-        typer.Option(
-            "--to",
-            help="End of the period (default: an hour after the last --down, or --from + 1 day).",
-        ),
-    ] = None,
-    down: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--down",
-            help="FROM..TO: the scheduler is not running then (repeatable).",
-        ),
-    ] = None,
-    tz: Annotated[
-        str, typer.Option("--tz", help="Timezone for times given without an offset.")
-    ] = "UTC",
-    include_all: AllFlag = False,
-    as_json: JsonFlag = False,
-    registry: RegistryPath = DEFAULT_REGISTRY,
-) -> None:
-    """See ``SIMULATE_HELP``."""
-    from datetime import UTC, datetime, timedelta
-
-    from migrate_cron.crontab.timezone import check_zone
-    from migrate_cron.errors import UsageError
-    from migrate_cron.scheduler.simulate import simulate as run_simulation
-
-    check_zone(tz)
-    selected = _scheduled_jobs(_registry(registry), jobs or [], include_all)
-    if not selected:
-        raise UsageError(
-            f"{registry}: no job to simulate: name jobs, or pass --all for every scheduled job"
-        )
-    downs = [_downtime(d, tz) for d in down or []]
-    if start:
-        t0 = _iso(start, "--from", tz)
-    elif downs:
-        t0 = min(d.start for d in downs)
-    else:
-        t0 = datetime.now(UTC).replace(second=0, microsecond=0)
-    if end:
-        t1 = _iso(end, "--to", tz)
-    elif downs:
-        t1 = max(d.end for d in downs) + timedelta(hours=1)
-    else:
-        t1 = t0 + timedelta(days=1)
-    if t1 < t0:
-        raise UsageError("--to is before --from")
-    try:
-        runs = run_simulation(selected, t0, t1, downs)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    zones = {j.name: z for j, z in _zones(selected)}
-    if as_json:
-        from migrate_cron.cli.common import print_json
-
-        print_json(
-            {
-                "from": t0,
-                "to": t1,
-                "down": [{"from": d.start, "to": d.end} for d in downs],
-                "runs": [
-                    {
-                        "job": r.job,
-                        "slot": r.slot,
-                        "slot_local": _local(r.slot, zones[r.job]),
-                        "action": r.action,
-                        "reason": r.reason,
-                        "acted_at": r.acted_at,
-                    }
-                    for r in runs
-                ],
-                "summary": _summary(runs, [j.name for j in selected]),
-            }
-        )
-        return
-    rows = [
-        (r.job, _local(r.slot, zones[r.job]), _utc(r.slot), r.action, r.reason, _utc(r.acted_at))
-        for r in runs
-    ]
-    _print_table(("JOB", "SLOT (job time)", "SLOT (UTC)", "ACTION", "WHY", "ACTED AT (UTC)"), rows)
-    from migrate_cron.cli.common import info
-
-    for name, counts in _summary(runs, [j.name for j in selected]).items():
-        info(
-            f"{name}: {counts['enqueue']} enqueued ({counts['late']} late), "
-            f"{counts['skip']} skipped"
-        )
-
-
-# ---------------------------------------------------------------------- helpers
-def _registry(path: str, *, partial: bool = False) -> Registry:
-    from migrate_cron.registry import load_registry
-
-    return load_registry(path, partial=partial)
-
-
-def _scheduled_jobs(reg: Registry, names: Sequence[str], include_all: bool) -> list[ScheduledJob]:
-    from migrate_cron.crontab.schedule import ScheduleError
-    from migrate_cron.errors import ConfigError, UsageError
-    from migrate_cron.scheduler.scheduler import ScheduledJob, owned_jobs
-
-    if names:
-        specs: list[JobSpec] = [reg.get(n) for n in dict.fromkeys(names)]
-        unscheduled = [s.name for s in specs if not s.schedule]
-        if unscheduled:
-            raise UsageError(f"job(s) without a schedule: {', '.join(unscheduled)}")
-    else:
-        specs = owned_jobs(reg, include_all)
-    out = []
-    for spec in specs:
-        try:
-            out.append(ScheduledJob.from_spec(spec))
-        except ScheduleError as exc:
-            raise ConfigError(f"{reg.path}: job {spec.name!r}: {exc}") from None
-    return out
-
-
-def _zones(jobs: Sequence[ScheduledJob]) -> list[tuple[ScheduledJob, str]]:
-    return [(j, str(getattr(j.schedule, "tz", "UTC"))) for j in jobs]
-
-
-def _clock(now: str | None, speed: float | None, until: str | None, once: bool) -> Clock:
-    from migrate_cron.clock import FakeClock, SystemClock
-    from migrate_cron.errors import UsageError
-    from migrate_cron.scheduler.warp import WarpClock
-
-    if now is None:
-        if speed is not None:
-            raise UsageError("--speed needs --now (the simulated start)")
-        return SystemClock()
-    start = _iso(now, "--now")
-    if once:
-        return FakeClock(start)
-    if speed is None or speed == 0:
-        if until is None:
-            raise UsageError("--now without --once needs --until, or a --speed above 0")
-        return FakeClock(start)
-    if speed < 0:
-        raise UsageError("--speed must be 0 or more")
-    return WarpClock(start, speed)
-
-
-def _iso(text: str, option: str, tz: str = "UTC") -> datetime:
-    from datetime import datetime
-    from zoneinfo import ZoneInfo
-
-    from migrate_cron.errors import UsageError
-
-    try:
-        when = datetime.fromisoformat(text.strip())
-    except ValueError:
-        raise UsageError(
-            f"{option} {text!r}: use an ISO time like 2026-03-29T01:00 or 2026-03-29T01:00Z"
-        ) from None
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=ZoneInfo(tz))
-    from datetime import UTC
-
-    return when.astimezone(UTC)
-
-
-def _downtime(text: str, tz: str) -> Downtime:
-    from migrate_cron.errors import UsageError
-    from migrate_cron.scheduler.simulate import Downtime
-
-    first, sep, second = text.partition("..")
-    if not sep or not first or not second:
-        raise UsageError(f"--down {text!r}: use FROM..TO, e.g. 2026-03-29T01:00..2026-03-29T04:00")
-    try:
-        return Downtime(_iso(first, "--down", tz), _iso(second, "--down", tz))
-    except ValueError as exc:
-        raise UsageError(f"--down {text!r}: {exc}") from None
-
-
-#: Seconds a scheduler may take to stop after SIGTERM before it exits regardless.
-SHUTDOWN_BOUND = 10.0
-
-
-def _leave_now(log: SchedulerLog) -> None:
-    """The stop asked for, done the only way left: a scheduler keeps nothing in memory that
-    the database lacks (slots are keyed, its lease expires within the TTL and a standby takes
-    over), so this is a clean stop, exit 0 — a supervisor must not see a failure in it."""
-    import os
-    import sys
-
-    log.event(
-        "exit",
-        f"still stopping after {SHUTDOWN_BOUND:g}s (the database does not answer): exiting now; "
-        "the lease expires on its own",
-    )
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
-
-
-def _summary(runs: Sequence[SimulatedRun], names: Sequence[str]) -> dict[str, dict[str, int]]:
-    from migrate_cron.scheduler.policy import CATCH_UP, ENQUEUE
-
-    out = {n: {"enqueue": 0, "late": 0, "skip": 0} for n in names}
-    for r in runs:
-        counts = out[r.job]
-        if r.action == ENQUEUE:
-            counts["enqueue"] += 1
-            counts["late"] += r.reason == CATCH_UP
-        else:
-            counts["skip"] += 1
-    return out
 
 
 def _print_events(events: Sequence[RunEvent], zones: dict[str, str], as_json: bool) -> None:
@@ -448,7 +207,7 @@ def _print_events(events: Sequence[RunEvent], zones: dict[str, str], as_json: bo
                     {
                         "job": e.job,
                         "slot": e.slot,
-                        "slot_local": _local(e.slot, zones[e.job]),
+                        "slot_local": local_time(e.slot, zones[e.job]),
                         "action": e.action,
                         "reason": e.reason,
                         "created": e.created,
@@ -462,7 +221,7 @@ def _print_events(events: Sequence[RunEvent], zones: dict[str, str], as_json: bo
     rows = [
         (
             e.job,
-            _local(e.slot, zones[e.job]),
+            local_time(e.slot, zones[e.job]),
             e.action,
             e.reason,
             "new" if e.created else "already recorded",
@@ -471,7 +230,7 @@ def _print_events(events: Sequence[RunEvent], zones: dict[str, str], as_json: bo
         for e in events
     ]
     if rows:
-        _print_table(("JOB", "SLOT (job time)", "ACTION", "WHY", "RECORD", "JOB ID"), rows)
+        print_table(("JOB", "SLOT (job time)", "ACTION", "WHY", "RECORD", "JOB ID"), rows)
 
 
 def _once_summary(events: Sequence[RunEvent], next_due: datetime | None) -> str:
@@ -486,24 +245,5 @@ def _once_summary(events: Sequence[RunEvent], next_due: datetime | None) -> str:
     parts = [f"{n} {done.get(a, a)}" for a, n in sorted(counts.items())]
     what = f" ({', '.join(parts)})" if parts else ""
     slots = "slot" if len(events) == 1 else "slots"
-    after = f"; next at {_utc(next_due)} UTC" if next_due is not None else "; no slot ahead"
+    after = f"; next at {utc_time(next_due)} UTC" if next_due is not None else "; no slot ahead"
     return f"{len(events)} {slots} due{what}{after}"
-
-
-def _print_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
-    """Plain aligned columns: readable in a terminal, greppable in a pipe, never truncated."""
-    widths = [max(len(str(c)) for c in col) for col in zip(header, *rows, strict=False)]
-    for row in (header, *rows):
-        typer.echo("  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
-
-
-def _local(t: datetime, tz: str) -> str:
-    from zoneinfo import ZoneInfo
-
-    return t.astimezone(ZoneInfo(tz)).strftime("%Y-%m-%d %H:%M %z")
-
-
-def _utc(t: datetime) -> str:
-    from datetime import UTC
-
-    return t.astimezone(UTC).strftime("%Y-%m-%d %H:%M")

@@ -30,7 +30,7 @@ from migrate_cron.scheduler.policy import (
 from migrate_cron.vocabulary import Mode, Overlap, Policy, SlotOutcome
 
 if TYPE_CHECKING:
-    from migrate_cron.registry import JobSpec
+    from migrate_cron.registry import JobSpec, Registry
     from migrate_cron.store.models import RunResult
 
 
@@ -99,6 +99,28 @@ def owned_jobs(specs: Iterable[JobSpec], include_all: bool = False) -> list[JobS
     scheduled job with ``include_all`` (then ``enqueue``/``cron`` lines firing the same job are
     harmless: the slot key dedupes them)."""
     return [s for s in specs if s.schedule and (include_all or s.mode == Mode.SCHEDULER)]
+
+
+def scheduled_jobs(reg: Registry, names: Sequence[str], include_all: bool) -> list[ScheduledJob]:
+    """The jobs ``names`` (each must have a schedule), or with none named the ones a
+    scheduler owns, ready to schedule: an entry whose schedule does not parse is an error."""
+    from migrate_cron.crontab.schedule import ScheduleError
+    from migrate_cron.errors import ConfigError, UsageError
+
+    if names:
+        specs: list[JobSpec] = [reg.get(n) for n in dict.fromkeys(names)]
+        unscheduled = [s.name for s in specs if not s.schedule]
+        if unscheduled:
+            raise UsageError(f"job(s) without a schedule: {', '.join(unscheduled)}")
+    else:
+        specs = owned_jobs(reg, include_all)
+    out = []
+    for spec in specs:
+        try:
+            out.append(ScheduledJob.from_spec(spec))
+        except ScheduleError as exc:
+            raise ConfigError(f"{reg.path}: job {spec.name!r}: {exc}") from None
+    return out
 
 
 class Scheduler:

@@ -91,3 +91,40 @@ def _latest(job: ScheduledJob, t: datetime) -> datetime | None:
 
 def _record(out: list[SimulatedRun], events: Sequence[RunEvent], at: datetime) -> None:
     out.extend(SimulatedRun(e.job, e.slot, e.action, e.reason, at) for e in events)
+
+
+def period(
+    start: datetime | None, end: datetime | None, downs: Sequence[Downtime], now: datetime
+) -> tuple[datetime, datetime]:
+    """The simulated period: from ``start``, else the first downtime, else ``now`` to the
+    minute; to ``end``, else an hour after the last downtime, else a day later."""
+    from datetime import timedelta
+
+    if start is not None:
+        t0 = start
+    elif downs:
+        t0 = min(d.start for d in downs)
+    else:
+        t0 = now.replace(second=0, microsecond=0)
+    if end is not None:
+        t1 = end
+    elif downs:
+        t1 = max(d.end for d in downs) + timedelta(hours=1)
+    else:
+        t1 = t0 + timedelta(days=1)
+    return t0, t1
+
+
+def summary(runs: Sequence[SimulatedRun], names: Sequence[str]) -> dict[str, dict[str, int]]:
+    """Per job: slots enqueued (of them late, caught up after a downtime) and skipped."""
+    from migrate_cron.scheduler.policy import CATCH_UP, ENQUEUE
+
+    out = {n: {"enqueue": 0, "late": 0, "skip": 0} for n in names}
+    for r in runs:
+        counts = out[r.job]
+        if r.action == ENQUEUE:
+            counts["enqueue"] += 1
+            counts["late"] += r.reason == CATCH_UP
+        else:
+            counts["skip"] += 1
+    return out

@@ -49,3 +49,24 @@ def real_seconds(clock: Clock, clock_seconds: float) -> float:
     if jumps(clock):
         return 0.0
     return clock_seconds / float(getattr(clock, "speed", 1.0))
+
+
+def run_clock(start: datetime | None, speed: float | None, until_given: bool, once: bool) -> Clock:
+    """The clock a scheduler runs on: the system's, or from ``start`` (``--now``) one that
+    jumps (``--once``, ``--speed 0``: it then needs an end) or runs ``speed`` times faster."""
+    from migrate_cron.clock import SystemClock
+    from migrate_cron.errors import UsageError
+
+    if start is None:
+        if speed is not None:
+            raise UsageError("--speed needs --now (the simulated start)")
+        return SystemClock()
+    if once:
+        return FakeClock(start)
+    if speed is None or speed == 0:
+        if not until_given:
+            raise UsageError("--now without --once needs --until, or a --speed above 0")
+        return FakeClock(start)
+    if speed < 0:
+        raise UsageError("--speed must be 0 or more")
+    return WarpClock(start, speed)

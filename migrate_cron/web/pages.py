@@ -255,7 +255,8 @@ def _verify(
     """``verify`` for a switched job (a job still on cron has nothing to verify yet)."""
     if spec.mode == Mode.CRON:
         return None, None
-    from migrate_cron.migration.verify import Liveness, verify_job
+    from migrate_cron.migration.check_alive import Liveness
+    from migrate_cron.migration.verify import verify_job
     from migrate_cron.store.leases import REAPER_LEASE, SCHEDULER_LEASE
 
     def live() -> Liveness:

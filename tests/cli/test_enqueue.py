@@ -12,7 +12,7 @@ import pytest
 
 from migrate_cron.crontab.schedule import Schedule
 from migrate_cron.migration.rewrite import command_start, enqueue_line
-from migrate_cron.migration.switch import Target
+from migrate_cron.migration.target import Target
 from migrate_cron.store import Store
 from tests.conftest import cli_path, run_cli
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from migrate_cron.config import mask_url
-from migrate_cron.migration.switch import Target
+from migrate_cron.migration.target import Target
 from migrate_cron.producer.spool import Spool, target_of
 from migrate_cron.store import Store
 from tests.conftest import cli_path

@@ -18,7 +18,7 @@ import pytest
 
 from migrate_cron.cli.lean import parse
 from migrate_cron.config import mask_url
-from migrate_cron.migration.switch import Target
+from migrate_cron.migration.target import Target
 from migrate_cron.producer.spool import Spool, target_of
 from migrate_cron.store import Store
 from tests.conftest import cli_path, fresh_store

@@ -306,7 +306,9 @@ def test_every_rewritten_system_line_keeps_its_user(tmp_path: Path) -> None:
 
     from migrate_cron.crontab.parser import parse_crontab
     from migrate_cron.migration.generation import generate_registry
-    from migrate_cron.migration.switch import AlreadyThere, Target, migrate
+    from migrate_cron.migration.line_switch import AlreadyThere
+    from migrate_cron.migration.switch import migrate
+    from migrate_cron.migration.target import Target
 
     samples = Path(__file__).resolve().parents[2] / "samples"
     fixtures = Path(__file__).resolve().parents[1] / "fixtures"

@@ -34,9 +34,8 @@ from pathlib import Path
 
 import pytest
 
-from migrate_cron.cli.migrate import _cron_url
 from migrate_cron.errors import DatabaseUnavailable
-from migrate_cron.migration.switch import Target
+from migrate_cron.migration.target import Target, cron_url
 from migrate_cron.producer.spool import Spool
 from migrate_cron.store import Store, open_store
 from tests.conftest import IN_CI, cli_path, run_cli
@@ -220,7 +219,7 @@ def test_failover_to_the_replica_under_load(
     assert upgraded.returncode == 0, upgraded.stderr
     store = open_store(url, prefix=table_prefix)
     cron = Cron(
-        Target(cli_path(), str(registry), _cron_url(url), table_prefix).argv("cronjob"),
+        Target(cli_path(), str(registry), cron_url(url), table_prefix).argv("cronjob"),
         {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "MIGRATE_CRON_SPOOL": str(spool)},
     )
     with Fleet(tmp_path) as fleet, _disposed(store):

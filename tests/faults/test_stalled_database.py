@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from migrate_cron.cli.scheduler import SHUTDOWN_BOUND
+from migrate_cron.scheduler.shutdown import SHUTDOWN_BOUND
 from migrate_cron.store import open_store
 from migrate_cron.store.timeouts import Use, limits
 from tests.faults.procs import Fleet, Proc, cli_env, tcp_client_ports, wait_for

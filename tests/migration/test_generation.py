@@ -15,11 +15,9 @@ from migrate_cron.crontab.parser import parse_crontab
 from migrate_cron.crontab.timezone import host_timezone
 from migrate_cron.migration.crontab_file import crontab_lines
 from migrate_cron.migration.entry_zone import EntryZone, entry_zone
-from migrate_cron.migration.generation import (
-    generate_registry,
-    one_sentence,
-    working_directory,
-)
+from migrate_cron.migration.generation import generate_registry
+from migrate_cron.migration.line_advice import one_sentence
+from migrate_cron.migration.working_dir import working_directory
 from migrate_cron.registry.proposal import KEPT, NEW, REFUSED, Refusal
 
 DEBIAN, CRONIE, BUSYBOX = flavour("debian"), flavour("cronie"), flavour("busybox")

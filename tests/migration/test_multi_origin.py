@@ -13,7 +13,7 @@ import pytest
 from migrate_cron.errors import ConfigError
 from migrate_cron.migration import switch
 from migrate_cron.migration.generation import generate_registry
-from migrate_cron.migration.switch import Target
+from migrate_cron.migration.target import Target
 from migrate_cron.registry import load_registry, parse_registry
 from migrate_cron.registry.proposal import JOINED, KEPT, NEW, SWITCHED
 

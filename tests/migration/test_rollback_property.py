@@ -14,7 +14,9 @@ from hypothesis import strategies as st
 
 from migrate_cron.crontab.parser import parse_crontab
 from migrate_cron.migration.generation import generate_registry
-from migrate_cron.migration.switch import AlreadyThere, Target, migrate, rollback
+from migrate_cron.migration.line_switch import AlreadyThere
+from migrate_cron.migration.switch import migrate, rollback
+from migrate_cron.migration.target import Target
 from migrate_cron.registry import load_registry
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,7 +10,8 @@ import pytest
 from migrate_cron.errors import UsageError
 from migrate_cron.migration import switch
 from migrate_cron.migration.crontab_file import crontab_lines
-from migrate_cron.migration.switch import AlreadyThere, Refused, SwitchResult, Target
+from migrate_cron.migration.line_switch import AlreadyThere, Refused, SwitchResult
+from migrate_cron.migration.target import Target
 from migrate_cron.registry import load_registry, parse_registry
 
 from .helpers import FakeInstaller, job, write_registry
