@@ -26,7 +26,7 @@ CONVERTED_DIALECTS = tuple(
 
 
 def _type_modules() -> list[str]:
-    """SQLAlchemy's dialect modules the rendered column types come from (``mysql.VARCHAR`` …)."""
+    """SQLAlchemy's dialect modules the rendered column types come from (``<db>.VARCHAR`` …)."""
     from migrate_cron.store.schema import column_variants
 
     found = set()
