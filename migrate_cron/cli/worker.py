@@ -190,7 +190,7 @@ def _run_table_worker(
     """``worker --table``: the same loop on a ``RowQueue``; no notifier (a row has no MAILTO)
     and no history (the row keeps its ``last_error``)."""
     from migrate_cron.cli.common import open_store
-    from migrate_cron.store.rows import RowQueue
+    from migrate_cron.store.row_queue import RowQueue
     from migrate_cron.store.timeouts import Use
     from migrate_cron.worker.catalog import Catalog
     from migrate_cron.worker.log import WorkerLog

@@ -21,15 +21,12 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from migrate_cron.generate.alembic_code import body, dialect_imports, index_dialects, render_ops
 from migrate_cron.generate.revision import (
     DIALECTS,
     ENV_DIR,
     Revision,
     WrittenRevision,
-    _body,
-    _index_dialects,
-    _render_ops,
-    dialect_imports,
     write_revision,
 )
 
@@ -56,28 +53,28 @@ def render_claim_revision(spec: TableSpec) -> Revision:
         "not touched."
     ]
     for new in claim_columns():  # fresh columns: the ones in ``table`` belong to it
-        up += _render_ops([ops.AddColumnOp(spec.table, new)])
+        up += render_ops([ops.AddColumnOp(spec.table, new)])
     up.append("# Claim and reap indexes: partial on PostgreSQL, composite elsewhere.")
     up.append("dialect = op.get_context().dialect.name")
     names: list[str] = []
-    for index in sorted(table.indexes, key=lambda i: (i.name or "", _index_dialects(i) or ())):
-        dialects = _index_dialects(index)
+    for index in sorted(table.indexes, key=lambda i: (i.name or "", index_dialects(i) or ())):
+        dialects = index_dialects(index)
         up.append(f"if dialect in {dialects!r}:")
-        up += ["    " + line for line in _render_ops([ops.CreateIndexOp.from_index(index)])]
+        up += ["    " + line for line in render_ops([ops.CreateIndexOp.from_index(index)])]
         if index.name not in names:
             names.append(str(index.name))
     down: list[str] = []
     for name in names:
-        down += _render_ops([ops.DropIndexOp(name, table_name=spec.table)])
+        down += render_ops([ops.DropIndexOp(name, table_name=spec.table)])
     for name in reversed(CLAIM_COLUMNS):
-        down += _render_ops([ops.DropColumnOp(spec.table, name)])
+        down += render_ops([ops.DropColumnOp(spec.table, name)])
     return Revision(
         prefix="",
         rev_id=claim_revision_id(spec),
         message=f"add migrate-cron claim columns to {spec.table}",
         previous=None,
-        upgrades=_body(up),
-        downgrades=_body(down),
+        upgrades=body(up),
+        downgrades=body(down),
         imports=dialect_imports(),
         table_names=(spec.table,),
     )

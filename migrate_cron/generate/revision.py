@@ -3,7 +3,8 @@
 ``schema.py`` is the one definition of the tables; the revision is produced from it by Alembic's
 own renderer, so the two cannot drift (a test compares a migrated database with the metadata).
 The file is self-contained — it imports alembic and SQLAlchemy, never migrate_cron — so a
-team's history keeps working wherever migrate-cron is not installed:
+team's history keeps working wherever migrate-cron is not installed (the rendering:
+``alembic_code.py``):
 
 - TypeDecorators are written as their plain SQL type (``schema.TIMESTAMP_TYPE``: DATETIME(6)
   on MySQL/MariaDB, DATETIME2(6) on SQL Server), JSON as JSONB on PostgreSQL, via variants.
@@ -30,19 +31,25 @@ import ast
 import hashlib
 import io
 import tempfile
-import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from migrate_cron.errors import ConfigError, UsageError
-from migrate_cron.store.dialects import backend_names, driver_defaults, known
+from migrate_cron.generate.alembic_code import (
+    body,
+    dialect_imports,
+    render_conversions,
+    render_indexes,
+    render_ops,
+    required_imports,
+)
+from migrate_cron.store.dialects import backend_names
 
 if TYPE_CHECKING:
-    from alembic.operations import ops
     from alembic.script import ScriptDirectory
-    from sqlalchemy import Index, Table
+    from sqlalchemy import Table
 
     from migrate_cron.store.schema import Tables
 
@@ -71,48 +78,13 @@ STEPS = (
     Step(3, "add migrate-cron job_attempts history", lambda t: [t.attempts], True),
     Step(4, "convert migrate-cron text columns to utf8mb4", lambda t: [], converts=_all_tables),
 )
-#: The databases step 4 converts on: those stating a collation (each its own names).
-CONVERTED_DIALECTS = tuple(
-    backend for d in known() for backend in d.backends if backend in d.collations
-)
 SCHEMA_VERSION = STEPS[-1].version
 MESSAGE = STEPS[0].message
 #: ``--dialect`` choices: every database of ``store.dialects.DIALECTS``, render-only included.
 DIALECTS = tuple(backend_names())
 
 
-def _type_modules() -> list[str]:
-    """SQLAlchemy's dialect modules the rendered column types come from (``mysql.VARCHAR`` …)."""
-    from migrate_cron.store.schema import column_variants
-
-    found = set()
-    for types in column_variants().values():
-        for part, made in types.items():
-            if part == "table_options":
-                continue
-            typed = made(1) if part == "string" else made() if part == "text" else made
-            module = type(typed).__module__.split(".")
-            if module[:2] == ["sqlalchemy", "dialects"]:
-                found.add(module[2])
-    return sorted(found)
-
-
-def required_imports() -> dict[str, str]:
-    """Module-level names the rendered code needs, and the import that binds each."""
-    return {
-        "op": "from alembic import op",
-        "sa": "import sqlalchemy as sa",
-        **{name: f"from sqlalchemy.dialects import {name}" for name in _type_modules()},
-    }
-
-
-def dialect_imports() -> str:
-    """The import line of the dialect modules the rendered types come from."""
-    return f"from sqlalchemy.dialects import {', '.join(_type_modules())}"
-
-
 ENV_DIR = Path(__file__).with_name("alembic_env")
-_INDENT = "    "
 
 
 @dataclass(frozen=True)
@@ -172,20 +144,23 @@ def render_revision(prefix: str = "", version: int = 1) -> Revision:
     if ordered:
         up.append("# Tables and indexes rendered from migrate_cron/store/schema.py.")
     for table in ordered:
-        up += _render_ops([ops.CreateTableOp.from_table(table)])
-        up += _render_indexes(table)
-    up += _render_conversions(prefix, step)
+        up += render_ops([ops.CreateTableOp.from_table(table)])
+        up += render_indexes(table)
+    up += render_conversions(
+        step.converts(build_tables(prefix, charset_everywhere=False)),
+        step.converts(build_tables(prefix)),
+    )
     down: list[str] = []
     for table in reversed(ordered):
-        down += _render_ops([ops.DropTableOp.from_table(table)])
+        down += render_ops([ops.DropTableOp.from_table(table)])
     message = step.message if not prefix else f"{step.message} (prefix {prefix})"
     return Revision(
         prefix=prefix,
         rev_id=revision_id(prefix, step.version),
         message=message,
         previous=revision_id(prefix, step.version - 1) if step.version > 1 else None,
-        upgrades=_body(up),
-        downgrades=_body(down),
+        upgrades=body(up),
+        downgrades=body(down),
         imports=dialect_imports(),
         table_names=tuple(table.name for table in ordered),
     )
@@ -194,120 +169,6 @@ def render_revision(prefix: str = "", version: int = 1) -> Revision:
 def render_revisions(prefix: str = "") -> tuple[Revision, ...]:
     """Every step, oldest first."""
     return tuple(render_revision(prefix, step.version) for step in STEPS)
-
-
-def _render_conversions(prefix: str, step: Step) -> list[str]:
-    """``ALTER TABLE … MODIFY`` for each text column whose MySQL/MariaDB definition differs
-    between the released tables and ``schema.py`` today, one statement per table (one rebuild
-    of it), with the table's default character set. No-op on other databases.
-
-    MODIFY restates the whole column (type, character set, collation, NULL, default), compiled
-    by SQLAlchemy from ``schema.py``; converting latin1 text to utf8mb4 keeps every character.
-    The downgrade leaves the columns as they are: utf8mb4 holds everything latin1 did, and
-    converting back could fail on (or mangle) the text stored since."""
-    from migrate_cron.store.schema import build_tables
-
-    old = {t.name: t for t in step.converts(build_tables(prefix, charset_everywhere=False))}
-    new = step.converts(build_tables(prefix))
-    if not new:
-        return []
-    lines = [
-        "# Text columns state utf8mb4 and a binary collation on MySQL/MariaDB: a table created",
-        "# on a latin1 server could not hold a job's output in CJK or with a check mark (error",
-        "# 1366). Other databases store Unicode already: nothing to do there.",
-        "dialect = op.get_context().dialect.name",
-    ]
-    for name in CONVERTED_DIALECTS:
-        lines.append(f"if dialect == {name!r}:")
-        for table in new:
-            clauses = _alter_clauses(old[table.name], table, name)
-            if clauses:  # one string literal per clause, so a review reads one per line
-                lines.append(f"{_INDENT}op.execute(")
-                lines += [f"{_INDENT * 2}{clause!r}" for clause in clauses]
-                lines.append(f"{_INDENT})")
-    return lines
-
-
-def _alter_clauses(old: Table, new: Table, dialect_name: str) -> list[str]:
-    """The pieces of one ``ALTER TABLE`` for ``dialect_name`` turning ``old``'s text columns
-    into ``new``'s (concatenated, they are the statement); empty when none differs."""
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.schema import CreateColumn
-
-    dialect = make_url(f"{driver_defaults()[dialect_name]}://").get_dialect()()
-    changes = []
-    for column in new.c:
-        before = str(CreateColumn(old.c[column.name]).compile(dialect=dialect))
-        after = str(CreateColumn(column).compile(dialect=dialect))
-        if before != after:
-            changes.append(f" MODIFY {after},")
-    if not changes:
-        return []
-    options = new.dialect_options[dialect_name]
-    changes.append(f" DEFAULT CHARACTER SET {options['charset']} COLLATE {options['collate']}")
-    return [f"ALTER TABLE {dialect.identifier_preparer.format_table(new)}", *changes]
-
-
-def _render_indexes(table: Table) -> list[str]:
-    """Plain indexes as they are; dialect-conditional ones (``Index.ddl_if``) as ``if`` blocks."""
-    from alembic.operations import ops
-
-    lines: list[str] = []
-    conditional: list[tuple[tuple[str, ...], Index]] = []
-    for index in sorted(table.indexes, key=_index_key):
-        dialects = _index_dialects(index)
-        if dialects is None:
-            lines += _render_ops([ops.CreateIndexOp.from_index(index)])
-        else:
-            conditional.append((dialects, index))
-    if conditional:
-        lines.append("# Claim index: partial where the dialect has them, else (state, run_at, id).")
-        lines.append("dialect = op.get_context().dialect.name")
-        for dialects, index in conditional:
-            lines.append(f"if dialect in {dialects!r}:")
-            lines += [_INDENT + line for line in _render_ops([ops.CreateIndexOp.from_index(index)])]
-    return lines
-
-
-def _index_key(index: Index) -> tuple[str, tuple[str, ...]]:
-    return (index.name or "", _index_dialects(index) or ())
-
-
-def _index_dialects(index: Index) -> tuple[str, ...] | None:
-    """The dialects of an ``Index.ddl_if(dialect=...)``; None for an unconditional index."""
-    ddl_if = getattr(index, "_ddl_if", None)
-    if ddl_if is None:
-        return None
-    if ddl_if.callable_ is not None or not ddl_if.dialect:
-        raise ValueError(f"index {index.name}: only ddl_if(dialect=...) can be rendered")
-    dialect = ddl_if.dialect
-    return (dialect,) if isinstance(dialect, str) else tuple(dialect)
-
-
-def _render_ops(op_list: list[ops.MigrateOperation]) -> list[str]:
-    """Alembic's rendering of some operations, as unindented lines without its banner."""
-    from alembic.autogenerate import render_python_code
-    from alembic.operations import ops
-    from alembic.runtime.migration import MigrationContext
-
-    # The context of the database with its own payload type (JSONB) makes Alembic render
-    # JSONB(astext_type=sa.Text()) qualified; the generic one writes a bare ``Text()`` that
-    # would fail at import.
-    context = MigrationContext.configure(dialect_name=_payload_backend())
-    code = render_python_code(ops.UpgradeOps(ops=op_list), migration_context=context)
-    lines = textwrap.dedent(_INDENT + code).splitlines()
-    return [line for line in lines if line.strip() and not line.startswith("# ###")]
-
-
-def _payload_backend() -> str:
-    from migrate_cron.store.schema import column_variants
-
-    return next(b for b, types in column_variants().items() if "payload" in types)
-
-
-def _body(lines: list[str]) -> str:
-    """Join lines for ``${upgrades}``: the template indents the first line, we the rest."""
-    return ("\n" + _INDENT).join(lines)
 
 
 def write_revisions(

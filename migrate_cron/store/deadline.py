@@ -18,7 +18,7 @@ transaction each). It is armed again when a new connection is made (login is lib
 One daemon thread per process, started on first use, looks twice a second (a deadline is kept
 to within a quarter of a second); arming and disarming cost a lock and a dict entry per
 transaction, and only pool events are used, so SQLAlchemy's execute path is unchanged
-(``postgresql._driver_may_run`` still finds no engine events).
+(``postgresql_driver.driver_may_run`` still finds no engine events).
 """
 
 from __future__ import annotations

@@ -74,7 +74,7 @@ class PauseOps(StoreBase):
 
     def pause(self, names: list[str], by: str) -> list[str]:
         """Pause kinds (or ``SCHEDULER_PAUSE``); returns the ones newly paused."""
-        from migrate_cron.store.jobs import LOCK_ROW_EXPIRES
+        from migrate_cron.store.claim import LOCK_ROW_EXPIRES
 
         leases = self.tables.leases
         fresh = []

@@ -3,8 +3,8 @@
 Threads, and who owns what:
 
 - the claim loop (the caller's thread) claims up to ``batch`` jobs whenever half a batch of
-  room is free, and waits — on PostgreSQL LISTEN, elsewhere a bounded idle backoff — when the
-  queue is empty;
+  room is free, and waits — on LISTEN where the store can, elsewhere a bounded idle
+  backoff — when the queue is empty;
 - ``concurrency`` runner threads take claimed jobs from a queue and run them (``Catalog``);
 - one heartbeat thread extends every lease this worker holds, one reaper thread runs the
   shared reaper (so a slow reap never delays a renewal);
@@ -16,7 +16,8 @@ is written and one lease has passed, so no living worker's finished job runs aga
 
 The loop knows no SQL: it calls the named operations of a ``WorkSource`` (the queue's ``Store``,
 or a business table's ``RowQueue`` for ``worker --table``), and survives the database going
-away (one log line per try, capped backoff, carry on).
+away (one log line per try, capped backoff, carry on). How it waits for work and for the
+database is ``waiting.py``.
 
 Shutdown (``request_stop``; the CLI calls it on SIGTERM/SIGINT): stop claiming; jobs claimed
 but not started are released at once (the attempt not counted); running jobs get ``grace``
@@ -24,6 +25,7 @@ seconds; then commands are stopped (their process group gets SIGTERM, then SIGKI
 released. A second request skips the grace and SIGKILLs at once. Python handlers cannot be
 killed in their thread: after the grace their jobs are released and ``WorkerSummary.abandoned``
 tells the caller to end the process without waiting for them (the CLI does ``os._exit``).
+What stops and releases them is ``stopping.py``.
 """
 
 from __future__ import annotations
@@ -40,12 +42,9 @@ from typing import TYPE_CHECKING
 
 from prometheus_client import CollectorRegistry
 
-from migrate_cron.store import Listener
-from migrate_cron.store.base import describe_error
 from migrate_cron.store.leases import SCHEDULER_PAUSE
 from migrate_cron.store.models import Job
 from migrate_cron.worker.backoff import IdleBackoff
-from migrate_cron.worker.cancel import SHUTDOWN
 from migrate_cron.worker.catalog import Catalog
 from migrate_cron.worker.claim_size import ClaimSize
 from migrate_cron.worker.contact import Contact
@@ -55,9 +54,11 @@ from migrate_cron.worker.inflight import Ledger, Slot
 from migrate_cron.worker.log import WorkerLog
 from migrate_cron.worker.metrics import WorkerMetrics
 from migrate_cron.worker.outage import OUTAGE_ERRORS, Outage
-from migrate_cron.worker.outcome import FAILED, Outcome, run_end
+from migrate_cron.worker.outcome import Outcome, run_end
 from migrate_cron.worker.settings import WorkerSettings
 from migrate_cron.worker.source import WorkSource
+from migrate_cron.worker.stopping import ended_by_our_stop, release_queued, stop_running
+from migrate_cron.worker.waiting import SLICE, Waiting
 
 if TYPE_CHECKING:
     from migrate_cron.notify.sender import Notifier
@@ -66,13 +67,6 @@ if TYPE_CHECKING:
 PAUSE_REFRESH = 2.0
 #: Seconds a stopping worker gives queued notifications (each delivery is bounded too).
 NOTIFY_DRAIN = 10.0
-
-_SLICE = 0.25  # longest uninterruptible wait (LISTEN has no way to be woken from outside)
-#: Exits of a command that a stop signal ended: killed by SIGHUP/SIGINT/SIGTERM, or a shell
-#: reporting its child's death by one (128 + N).
-_STOP_EXITS = frozenset({-1, -2, -15, 129, 130, 143})
-#: How long a command's death by such a signal waits for this worker's own stop request.
-_STOP_SIGNAL_WINDOW = 1.0
 
 
 def make_worker_id() -> str:
@@ -114,11 +108,9 @@ class Worker:
         self._dispatch: queue.SimpleQueue[Job | None] = queue.SimpleQueue()
         self._stopping = threading.Event()
         self._force = threading.Event()
-        self._db_back = threading.Event()  # another thread reached the database again
         self._stop_requests = 0
         self._started = [0] * settings.concurrency
-        self._listener: Listener | None = None
-        self._listener_retry_at = 0.0
+        self._waiting = Waiting(store, settings, self.log, self._stopping)
         self.contact = Contact(settings.lease_seconds - settings.heartbeat, on_back=self._back)
         contact = self.contact
         self._finisher = Finisher(
@@ -203,7 +195,7 @@ class Worker:
                 self.notifier.close(drain=0)
             self.log.event("worker-stop", f"worker {self.worker_id} stopped, never started", jobs=0)
             return WorkerSummary(self.worker_id, 0, False, 0)
-        self._open_listener()
+        self._waiting.open()
         s = self.settings
         self.log.event(
             "worker-start",
@@ -266,10 +258,9 @@ class Worker:
             capacity, refill_at = size.capacity, size.refill_at
             room = self.ledger.room(capacity)
             if room < refill_at and len(self.ledger):
-                self.ledger.wait_for_room(refill_at, capacity, _SLICE)
+                self.ledger.wait_for_room(refill_at, capacity, SLICE)
                 continue
-            if self._listener is None and self._wants_listener():
-                self._open_listener()
+            self._waiting.reopen()
             sent = time.monotonic()
             try:
                 asked = sent - paused_read >= PAUSE_REFRESH
@@ -293,7 +284,7 @@ class Worker:
                     self.contact.ok()
             except OUTAGE_ERRORS as exc:
                 self.contact.failed()
-                self._wait_out(outage.failed(exc))
+                self._waiting.wait_out(outage.failed(exc))
                 continue
             if jobs:
                 idle.reset()
@@ -304,32 +295,20 @@ class Worker:
             if not plan.now and len(self.ledger):
                 # Every thread is busy and no short job is ready: claim again when one frees
                 # (then any kind), not on a timer.
-                self.ledger.wait_for_room(1, s.concurrency, _SLICE)
+                self.ledger.wait_for_room(1, s.concurrency, SLICE)
                 continue
             if s.once:
                 if not len(self.ledger):
                     return
-                self.ledger.wait_change(_SLICE)
+                self.ledger.wait_change(SLICE)
                 continue
-            self._idle(idle)
+            self._waiting.idle(idle)
 
     def _back(self) -> None:
         """The database answers again: write what is held, and claim, without waiting for
         the rest of a backoff."""
         self._finisher.retry_now()
-        self._db_back.set()
-
-    def _wait_out(self, seconds: float) -> None:
-        """The claim loop's wait between tries while the database is away: ``seconds``, or
-        until it is stopped or another thread reached the database again."""
-        deadline = time.monotonic() + seconds
-        while not self._stopping.is_set():
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return
-            if self._db_back.wait(min(_SLICE, remaining)):
-                self._db_back.clear()
-                return
+        self._waiting.back()
 
     def _paused(self, before: list[str]) -> list[str]:
         """The kinds paused now (``migrate-cron pause``); says once when one changes."""
@@ -339,52 +318,6 @@ class Worker:
         for kind in sorted(set(before) - set(now)):
             self.log.event("resumed", f"kind {kind!r} is resumed")
         return now
-
-    def _idle(self, idle: IdleBackoff) -> None:
-        """Wait for work: a NOTIFY on PostgreSQL (with ``poll`` as a safety net for delayed
-        jobs and retries coming due), else the idle backoff."""
-        if self._listener is None:
-            self._stopping.wait(idle.next())
-            return
-        deadline = time.monotonic() + self.settings.poll
-        while not self._stopping.is_set():
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                return
-            try:
-                if self._listener.wait(min(_SLICE, remaining)):
-                    return
-            except OUTAGE_ERRORS as exc:
-                self.log.event(
-                    "listen-lost", f"LISTEN connection: {describe_error(exc)}; polling until back"
-                )
-                self._close_listener()
-                self._listener_retry_at = time.monotonic() + self.settings.poll
-                return
-
-    def _wants_listener(self) -> bool:
-        """LISTEN on PostgreSQL, except in ``once`` mode (it exits instead of idling)."""
-        return (
-            self.store.supports_listen
-            and not self.settings.once
-            and time.monotonic() >= self._listener_retry_at
-        )
-
-    def _open_listener(self) -> None:
-        if not self._wants_listener():
-            return
-        try:
-            self._listener = self.store.listener()
-        except OUTAGE_ERRORS as exc:
-            why = describe_error(exc)
-            self.log.event("listen-lost", f"cannot LISTEN: {why}; polling meanwhile")
-            self._listener = None
-            self._listener_retry_at = time.monotonic() + self.settings.poll
-
-    def _close_listener(self) -> None:
-        if self._listener is not None:
-            self._listener.close()
-            self._listener = None
 
     # ------------------------------------------------------------------ running
     def _run_jobs(self, index: int) -> None:
@@ -406,7 +339,7 @@ class Worker:
             except Exception as exc:  # our bug, not the job's: count the attempt, keep going
                 outcome = Outcome.failed(f"worker error: {type(exc).__name__}: {exc}")
             duration = time.monotonic() - t0
-            if self._ended_by_our_stop(outcome):
+            if ended_by_our_stop(outcome, self._stopping):
                 outcome = Outcome.release()
             outcome = replace(outcome, started_at=started_at, duration=duration)
             self.claim_size.observe(job.kind, duration)
@@ -418,25 +351,12 @@ class Worker:
             if self.notifier is not None:
                 self.notifier.job_finished(job, run_end(outcome), duration)
 
-    def _ended_by_our_stop(self, outcome: Outcome) -> bool:
-        """A command that died of SIGTERM/SIGINT/SIGHUP while this worker is being stopped was
-        stopped *with* it, not by its own fault: its attempt is not spent, the job goes back.
-
-        systemd (``KillMode=control-group``), ``docker stop`` of a shell entry point, or a
-        ``kill -- -PGID`` reach the commands at the same moment as the worker, and the command
-        can exit before this process has run its own signal handler; so the stop request gets up
-        to a second to arrive before the failure is believed.
-        """
-        if outcome.status != FAILED or outcome.exit_code not in _STOP_EXITS:
-            return False
-        return self._stopping.wait(_STOP_SIGNAL_WINDOW)
-
     # ------------------------------------------------------------------ shutdown
     def _shutdown(self) -> bool:
         s = self.settings
         self.ledger.close()
-        self._close_listener()
-        self._release_queued()
+        self._waiting.close()
+        release_queued(self._dispatch, self._finisher)
         running = self.ledger.running()
         if running and not self._force.is_set():
             self.log.event(
@@ -447,7 +367,7 @@ class Worker:
         deadline = time.monotonic() + s.grace
         while self.ledger.running() and not self._force.is_set() and time.monotonic() < deadline:
             self.ledger.wait_change(0.1)
-        stuck = self._stop_running()
+        stuck = stop_running(self.ledger, self._finisher, self.log, self._force, s.kill_grace)
         for _ in self._runners:
             self._dispatch.put(None)
         for t in self._runners:
@@ -460,47 +380,6 @@ class Worker:
             t.join(max(0.0, until - time.monotonic()))
         self._fence.stop()
         return bool(stuck) or any(t.is_alive() for t in self._runners)
-
-    def _release_queued(self) -> None:
-        while True:
-            try:
-                job = self._dispatch.get_nowait()
-            except queue.Empty:
-                return
-            if job is None:  # a runner's stop sentinel: put it back for the runners
-                self._dispatch.put(None)
-                return
-            self._finisher.put(job, Outcome.release())
-
-    def _stop_running(self) -> list[int]:
-        """Stop what still runs after the grace; returns ids abandoned (Python threads)."""
-        running = self.ledger.running()
-        if not running:
-            return []
-        hard = self._force.is_set()
-        self.log.event(
-            "stopping",
-            f"stopping {len(running)} running job(s) "
-            f"({'SIGKILL' if hard else 'SIGTERM, then SIGKILL'}); they go back to the queue",
-        )
-        self.ledger.cancel([slot.job.id for slot in running], SHUTDOWN, hard=hard)
-        wait_until = time.monotonic() + (0.0 if hard else self.settings.kill_grace) + 2.0
-        while self.ledger.running() and time.monotonic() < wait_until:
-            if self._force.is_set() and not hard:  # a second signal while waiting
-                hard = True
-                self.ledger.cancel([sl.job.id for sl in self.ledger.running()], SHUTDOWN, hard=True)
-            self.ledger.wait_change(0.1)
-        still = self.ledger.running()
-        stuck = self.ledger.abandon(still)
-        jobs = {slot.job.id: slot.job for slot in still}
-        for job_id in stuck:
-            self._finisher.put(jobs[job_id], Outcome.release())
-        if stuck:
-            self.log.event(
-                "abandoned",
-                f"{len(stuck)} Python handler(s) did not return; released their jobs",
-            )
-        return stuck
 
 
 def _kinds_text(kinds: list[str] | None) -> str:

@@ -1,7 +1,7 @@
 """What the worker loop needs from the place it claims work from.
 
 Two implementations: the queue (``Store``, the ``job`` table) and a business table the
-registry describes (``store.rows.RowQueue``, ``worker --table``). Both keep the same
+registry describes (``store.row_queue.RowQueue``, ``worker --table``). Both keep the same
 guarantees — one owner per claimed item, fenced finishing, leases the reaper takes back — so
 the loop, the runner threads, the heartbeat, the fence and the finisher are the same code for
 both. A ``Job`` stands for one claimed item: for a table row, ``id`` is the row's key.

@@ -22,16 +22,6 @@ ALLOWED: dict[str, str] = {
     # one idea: a line's name from its shell tree (the word tables are in naming_words.py, the
     # uniqueness across a file in unique_names.py)
     "analysis/naming.py": "one idea: one line's name from what it runs",
-    # Outside the analysis/crontab/render area; left for the rest of issue 31.
-    "registry.py": "to split (issue 31)",
-    "migration/registry_writer.py": "to split (issue 31)",
-    "store/postgresql.py": "to split (issue 31)",
-    "worker/loop.py": "to split (issue 31)",
-    "store/jobs.py": "to split (issue 31)",
-    "generate/revision.py": "to split (issue 31)",
-    "store/rows.py": "to split (issue 31)",
-    "store/direct.py": "to split (issue 31)",
-    "web/app.py": "to split (issue 31)",
 }
 
 

@@ -11,7 +11,7 @@ from datetime import UTC, datetime, timedelta
 
 from migrate_cron.clock import FakeClock
 from migrate_cron.store import Store, open_store
-from migrate_cron.store.jobs import kind_lock_name
+from migrate_cron.store.claim import kind_lock_name
 
 LIMITS = {"solo": 1, "pair": 2}
 

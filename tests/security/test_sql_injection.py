@@ -48,16 +48,12 @@ SINKS = {"text", "exec_driver_sql", "execute", "executemany", "executescript", "
 # Dynamic SQL text that is allowed, and why: (file, the call as written).
 ALLOWED = {
     (
-        "store/engine.py",
+        "store/dialects/sqlite.py",
         "cur.execute(f'PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}')",
     ): "a module constant (int); PRAGMA takes no parameters",
     (
-        "store/direct.py",
-        "conn.execute(f'PRAGMA busy_timeout = {timeouts.SQLITE_BUSY_TIMEOUT_MS}')",
-    ): "the same module constant as engine.py's (int); PRAGMA takes no parameters",
-    (
-        "store/postgresql.py",
-        "self._conn.execute(f'LISTEN \"{store.channel}\"')",
+        "store/dialects/postgresql_listener.py",
+        "self._conn.execute(f'LISTEN \"{channel}\"')",
     ): "an identifier built from the validated table prefix; LISTEN takes no parameters",
 }
 

@@ -13,7 +13,7 @@ from sqlalchemy import Engine, Table, column, create_engine, select
 from migrate_cron.errors import SchemaMissing
 from migrate_cron.store import open_store
 from migrate_cron.store.dialects import normalize_url
-from migrate_cron.store.rows import RowQueue
+from migrate_cron.store.row_queue import RowQueue
 from tests.faults.orders import (
     DONE,
     FAILED,
