@@ -155,21 +155,25 @@ def test_resume_applies_the_missed_run_policy_to_the_pause(
     runs = sorted(store.runs("tick", limit=1000), key=lambda r: r["scheduled_for"])
     slots = [r["scheduled_for"] for r in runs]
     assert slots == [slots[0] + timedelta(minutes=i) for i in range(len(slots))], "a gap"
-    # The slots missed during the pause are all recorded by the first tick after the resume.
+    # The slots missed during the pause are all recorded by the first tick after the resume
+    # (one statement for the skipped ones: the same moment, give or take a loaded server).
     batch_at = runs[during]["enqueued_at"]
     batch = [r for r in runs[during:] if abs((r["enqueued_at"] - batch_at).total_seconds()) < 0.5]
-    outcomes = [r["outcome"] for r in batch]
-    assert len(batch) >= 5, runs[during:]
+    assert len(batch) >= 4, runs[during:]
+    # What became of them, up to the first slot enqueued: the catch-up's own (run-once), or the
+    # one on time at the resume (skip). Not by the clock: on a loaded machine the enqueue can
+    # come more than half a second after the skipped rows of the same tick.
+    after = [r["outcome"] for r in runs[during:]]
+    caught = after[: after.index("enqueued") + 1] if "enqueued" in after else after
     log = sched.stderr.read() if sched.stderr else ""
-    # The same tick may also enqueue the slot that is on time at the resume (the last one).
-    if expect == "skipped":
-        assert outcomes.count("skipped") >= len(outcomes) - 1, outcomes
+    if expect == "skipped":  # a late on-time slot may be skipped too (misfire_grace at 60x)
+        assert len(caught) >= 5 and caught.count("skipped") >= len(caught) - 1, after
         assert "catch-up" not in log
     elif expect == "one":
-        assert outcomes.count("skipped") >= len(outcomes) - 2, outcomes
-        assert outcomes.count("enqueued") >= 1 and "catch-up" in log and "coalesced" in log
+        assert len(caught) >= 5 and caught.count("skipped") == len(caught) - 1, after
+        assert caught[-1] == "enqueued" and "catch-up" in log and "coalesced" in log
     else:
-        assert set(outcomes) == {"enqueued"}, outcomes
+        assert set(after) == {"enqueued"} and len(batch) >= 5, after
 
 
 def test_scheduler_pause_records_nothing_until_resume(

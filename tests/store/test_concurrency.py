@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ PROCESSES = 4
 
 @pytest.mark.slow
 def test_four_processes_claim_every_job_exactly_once(
-    store: Store, db_url: str, table_prefix: str
+    store: Store, db_url: str, table_prefix: str, tmp_path: Path
 ) -> None:
     now = store.db_now()
     rows = [
@@ -39,7 +40,7 @@ def test_four_processes_claim_every_job_exactly_once(
     script = Path(__file__).with_name("claimer.py")
     procs = [
         subprocess.Popen(
-            [sys.executable, str(script), db_url, table_prefix, f"w{i}", "25"],
+            [sys.executable, str(script), db_url, table_prefix, f"w{i}", "25", str(tmp_path)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -48,6 +49,14 @@ def test_four_processes_claim_every_job_exactly_once(
     ]
     results = []
     try:
+        # Open the gate when all are connected: a process that started first on a loaded
+        # machine could otherwise claim all 5,000 before the others had loaded SQLAlchemy.
+        deadline = time.monotonic() + 120
+        while len(list(tmp_path.glob("ready-*"))) < PROCESSES and time.monotonic() < deadline:
+            if any(p.poll() is not None for p in procs):
+                break
+            time.sleep(0.05)
+        (tmp_path / "go").touch()
         for p in procs:
             out, err = p.communicate(timeout=240)
             assert p.returncode == 0, err
