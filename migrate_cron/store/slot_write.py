@@ -16,27 +16,29 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from migrate_cron.store.dialects import Stamp, Statements
 from migrate_cron.store.keys import slot_ref, wake_channel
 from migrate_cron.store.results import RunResult
 from migrate_cron.vocabulary import SlotOutcome
 
+if TYPE_CHECKING:  # a Protocol costs a cron call its creation; the type checker alone needs it
+    from typing import Protocol
 
-class Cursor(Protocol):
-    """What the write needs of a connection: a DB-API cursor's ``execute``, ``fetchone`` and
-    ``lastrowid``."""
+    class Cursor(Protocol):
+        """What the write needs of a connection: a DB-API cursor's ``execute``, ``fetchone`` and
+        ``lastrowid``."""
 
-    @property
-    def lastrowid(self) -> Any: ...
+        @property
+        def lastrowid(self) -> Any: ...
 
-    def execute(self, sql: str, params: Any = ..., /) -> Any: ...
+        def execute(self, sql: str, params: Any = ..., /) -> Any: ...
 
-    def fetchone(self) -> Any: ...
+        def fetchone(self) -> Any: ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)  # cheap to define: cron imports it
 class SlotWrite:
     """One dialect's statements for one prefix, and how values are bound there."""
 

@@ -42,7 +42,7 @@ class Stamp(StrEnum):
     TEXT = "text"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)  # cheap to define: cron imports it
 class Statements:
     """The cron slot's write (``slot_write.py``) in one database's words. ``{p}`` stands for
     the table prefix and ``{now}`` for "now": the server's clock expression, or a parameter
@@ -94,7 +94,7 @@ class Statements:
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)  # cheap to define: cron imports it
 class Dialect:
     """One database: its names, how to reach it, what its schema and statements look like."""
 
