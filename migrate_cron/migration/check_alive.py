@@ -46,7 +46,7 @@ def read_liveness(store: Store, name: str) -> Liveness:
     now = store.db_now()
     held = store.lease_holder(SCHEDULER_LEASE)
     reaper = store.lease_holder(REAPER_LEASE)
-    kinds = {k.kind: k for k in store.status(now, now).kinds}
+    kinds = {k.kind: k for k in store.status(now, now, slots=False).kinds}  # kinds only
     kind = kinds.get(name)
     oldest = kind.oldest_ready_at if kind is not None else None
     return Liveness(

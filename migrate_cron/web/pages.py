@@ -255,21 +255,8 @@ def _verify(
     """``verify`` for a switched job (a job still on cron has nothing to verify yet)."""
     if spec.mode == Mode.CRON:
         return None, None
-    from migrate_cron.migration.check_alive import Liveness
+    from migrate_cron.migration.check_alive import read_liveness
     from migrate_cron.migration.verify import verify_job
-    from migrate_cron.store.leases import REAPER_LEASE, SCHEDULER_LEASE
-
-    def live() -> Liveness:
-        db_now = store.db_now()
-        kinds = {k.kind: k for k in store.status(db_now, db_now, slots=False).kinds}
-        kind = kinds.get(spec.name)
-        oldest = kind.oldest_ready_at if kind is not None else None
-        return Liveness(
-            leader=_leader(store, db_now, SCHEDULER_LEASE),
-            ready=kind.ready if kind is not None else 0,
-            oldest_ready_age=(db_now - oldest).total_seconds() if oldest is not None else None,
-            worker=_leader(store, db_now, REAPER_LEASE),
-        )
 
     try:
         report = verify_job(
@@ -279,7 +266,7 @@ def _verify(
             days=VERIFY_DAYS,
             now=now,
             history=lambda since: store.kind_history([spec.name], since)[spec.name],
-            live=live,
+            live=lambda: read_liveness(store, spec.name),
         )
     except MigrateCronError as exc:
         return None, str(exc)
