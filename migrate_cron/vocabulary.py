@@ -160,3 +160,17 @@ COUNTED_STATES = (JobState.OPEN, JobState.RUNNING, JobState.FAILED, JobState.CAN
 LIVE_COUNTS = tuple(c for c in QueueCount if c is not QueueCount.DONE)
 #: Every count of a kind, done within the window included: ``status``'s totals.
 ALL_COUNTS = tuple(QueueCount)
+
+
+class Tally(Word):
+    """What ``job_tallies`` counts per kind and hour: what the queue did that no other table
+    keeps, so the console can say what the switch from cron has bought."""
+
+    #: Another host fired a slot already recorded: made one (cron would have run it twice).
+    DUPLICATE_FIRE = "duplicate-fire"
+    #: A slot due while a run of the job still ran, held back by ``overlap``.
+    OVERLAP_HELD = "overlap-held"
+    #: A slot missed while the scheduler was down, run late by the policy.
+    MISSED_RUN = "missed-run"
+    #: A slot missed while the scheduler was down, passed over by the policy.
+    MISSED_SKIPPED = "missed-skipped"

@@ -49,7 +49,7 @@ from migrate_cron.store.dialects import backend_names
 
 if TYPE_CHECKING:
     from alembic.script import ScriptDirectory
-    from sqlalchemy import Table
+    from sqlalchemy import Column, Table
 
     from migrate_cron.store.schema import Tables
 
@@ -65,6 +65,8 @@ class Step:
     #: Rendered from the tables as released before every text column stated its charset.
     before_utf8mb4: bool = False
     converts: Callable[[Tables], list[Table]] = lambda t: []
+    #: Columns it adds to tables an earlier step created (nullable: old rows keep NULL).
+    adds: Callable[[Tables], list[Column[Any]]] = lambda t: []
 
 
 def _all_tables(t: Tables) -> list[Table]:
@@ -77,6 +79,12 @@ STEPS = (
     Step(2, "add migrate-cron side_effects ledger", lambda t: [t.side_effects], True),
     Step(3, "add migrate-cron job_attempts history", lambda t: [t.attempts], True),
     Step(4, "convert migrate-cron text columns to utf8mb4", lambda t: [], converts=_all_tables),
+    Step(
+        5,
+        "add migrate-cron console tables",
+        lambda t: [t.workers, t.actions, t.tallies],
+        adds=lambda t: [t.attempts.c.ready_at],
+    ),
 )
 SCHEMA_VERSION = STEPS[-1].version
 MESSAGE = STEPS[0].message
@@ -135,22 +143,31 @@ def render_revision(prefix: str = "", version: int = 1) -> Revision:
 
     step = STEPS[version - 1]
     prefix = validate_prefix(prefix)
-    ordered = step.tables(build_tables(prefix, charset_everywhere=not step.before_utf8mb4))
-    for table in ordered:
-        for column in table.c:
-            if isinstance(column.type, TypeDecorator):
-                column.type = column.type.impl_instance  # the plain SQL type, no import of ours
+    tables = build_tables(prefix, charset_everywhere=not step.before_utf8mb4, step=step.version)
+    ordered = step.tables(tables)
+    added = step.adds(tables)
+    for column in [c for table in ordered for c in table.c] + added:
+        if isinstance(column.type, TypeDecorator):
+            column.type = column.type.impl_instance  # the plain SQL type, no import of ours
     up: list[str] = []
     if ordered:
         up.append("# Tables and indexes rendered from migrate_cron/store/schema.py.")
     for table in ordered:
         up += render_ops([ops.CreateTableOp.from_table(table)])
         up += render_indexes(table)
+    for column in added:
+        up += render_ops(
+            [ops.AddColumnOp.from_column_and_tablename(None, column.table.name, column)]
+        )
     up += render_conversions(
-        step.converts(build_tables(prefix, charset_everywhere=False)),
-        step.converts(build_tables(prefix)),
+        step.converts(build_tables(prefix, charset_everywhere=False, step=step.version)),
+        step.converts(build_tables(prefix, step=step.version)),
     )
     down: list[str] = []
+    for column in reversed(added):
+        down += render_ops(
+            [ops.DropColumnOp.from_column_and_tablename(None, column.table.name, column)]
+        )
     for table in reversed(ordered):
         down += render_ops([ops.DropTableOp.from_table(table)])
     message = step.message if not prefix else f"{step.message} (prefix {prefix})"

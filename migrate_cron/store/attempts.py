@@ -45,6 +45,25 @@ class AttemptOps(StoreBase):
             self._attempts_table = bool(inspect(conn).has_table(self.tables.attempts.name))
         return self._attempts_table
 
+    def console_enabled(self) -> bool:
+        """Whether schema step 5 is in (``job_workers``, ``job_actions``, ``job_tallies``,
+        ``job_attempts.ready_at``); asked once per store, like ``attempts_enabled``: a package
+        upgraded before ``db upgrade`` keeps working, without what the step adds."""
+        if self._console_table is None:
+            with self.transaction(readonly=True) as conn:
+                return self._has_console(conn)
+        return self._console_table
+
+    def _has_console(self, conn: Connection) -> bool:
+        if self._console_table is None:
+            self._console_table = bool(inspect(conn).has_table(self.tables.workers.name))
+        return self._console_table
+
+    def _attempt_columns(self, conn: Connection) -> list[Any]:
+        """The history's columns this database has (``ready_at`` from step 5)."""
+        att = self.tables.attempts
+        return [c for c in att.c if c.name != "ready_at" or self._has_console(conn)]
+
     def _record_attempts(
         self,
         conn: Connection,
@@ -91,6 +110,8 @@ class AttemptOps(StoreBase):
                     "output_tail": storable(run.output[-OUTPUT_TAIL:]) if run.output else None,
                 }
             )
+            if self._has_console(conn):
+                values[-1]["ready_at"] = run.ready_at
         if values:
             conn.execute(insert(att), values)
         return len(values)
@@ -102,7 +123,9 @@ class AttemptOps(StoreBase):
         att = self.tables.attempts
         with self.transaction(readonly=True) as conn:
             rows = conn.execute(
-                select(att).where(att.c.job_id == job_id).order_by(att.c.started_at, att.c.id)
+                select(*self._attempt_columns(conn))
+                .where(att.c.job_id == job_id)
+                .order_by(att.c.started_at, att.c.id)
             ).all()
         return [
             Attempt(
@@ -116,6 +139,7 @@ class AttemptOps(StoreBase):
                 exit_code=r.exit_code,
                 error=r.error,
                 output_tail=r.output_tail,
+                ready_at=aware(r.ready_at) if getattr(r, "ready_at", None) else None,
             )
             for r in rows
         ]

@@ -85,6 +85,7 @@ class StoreBase:
         self.url_safe = mask_url(engine.url.render_as_string(hide_password=True))
         #: Whether the optional ``job_attempts`` table exists; None until first asked.
         self._attempts_table: bool | None = None
+        self._console_table: bool | None = None
         #: This database's entry in ``dialects.DIALECTS``.
         self.dialect = dialect_for(engine.dialect.name)
         #: The cron slot's write (``runs.py``), built on first use.
@@ -305,11 +306,13 @@ class StoreBase:
         with self._translate_errors():
             self.tables.metadata.create_all(self.engine)
         self._attempts_table = None
+        self._console_table = None
 
     def drop_schema(self) -> None:
         with self._translate_errors():
             self.tables.metadata.drop_all(self.engine)
         self._attempts_table = None
+        self._console_table = None
 
     def db_now(self) -> datetime:
         with self.transaction(readonly=True) as conn:

@@ -156,6 +156,8 @@ class AttemptRun:
     exit_code: int | None = None
     error: str | None = None
     output: str | None = None
+    #: When the job became due for this run (its ``run_at`` at the claim): the wait's start.
+    ready_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +174,8 @@ class Attempt:
     exit_code: int | None
     error: str | None
     output_tail: str | None
+    #: When the job became due for this run (None for rows from before schema step 5).
+    ready_at: datetime | None = None
 
     @property
     def duration(self) -> float:

@@ -39,7 +39,7 @@ from sqlalchemy import (
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
 from migrate_cron.store.dialects import DIALECTS, ClaimIndex, Stamp, dialect_for
-from migrate_cron.vocabulary import AttemptOutcome, EffectStatus, JobState, SlotOutcome
+from migrate_cron.vocabulary import AttemptOutcome, EffectStatus, JobState, SlotOutcome, Tally
 
 
 def column_variants() -> dict[str, dict[str, Any]]:
@@ -161,6 +161,9 @@ class Tables:
     side_effects: Table
     attempts: Table
     prefix: str
+    workers: Table
+    actions: Table
+    tallies: Table
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -170,15 +173,26 @@ class Tables:
             self.leases.name,
             self.side_effects.name,
             self.attempts.name,
+            self.workers.name,
+            self.actions.name,
+            self.tallies.name,
         )
 
 
-def build_tables(prefix: str = "", *, charset_everywhere: bool = True) -> Tables:
+#: The schema step that added the console's tables and ``job_attempts.ready_at``.
+CONSOLE_STEP = 5
+
+
+def build_tables(
+    prefix: str = "", *, charset_everywhere: bool = True, step: int | None = None
+) -> Tables:
     """Build the metadata for a prefix (no global MetaData: several prefixes can coexist).
 
     ``charset_everywhere=False`` gives the tables as the released revisions 1–3 create them,
     where only the key columns stated ``utf8mb4``: their files are rendered from it and never
-    change; revision 4 converts the other text columns (``generate/revision.py``)."""
+    change; revision 4 converts the other text columns (``generate/revision.py``). ``step``
+    gives the tables as released at that step (a column added later is left out), so a
+    released revision renders as it always did."""
     md = MetaData()
     p = prefix
     types = column_variants()
@@ -194,6 +208,7 @@ def build_tables(prefix: str = "", *, charset_everywhere: bool = True) -> Tables
         return exact_text(types) if charset_everywhere else Text()
 
     options = table_options(types) if charset_everywhere else {}
+    old = step is not None and step < CONSOLE_STEP
     job = Table(
         f"{p}job",
         md,
@@ -290,6 +305,7 @@ def build_tables(prefix: str = "", *, charset_everywhere: bool = True) -> Tables
         Column("exit_code", Integer, nullable=True),
         Column("error", text_(), nullable=True),
         Column("output_tail", text_(), nullable=True),
+        *([] if old else [Column("ready_at", UTCDateTime(), nullable=True)]),
         CheckConstraint(one_of("outcome", AttemptOutcome), name=f"{p}job_attempts_outcome_check"),
         UniqueConstraint("job_id", "started_at", name=f"{p}job_attempts_run_key"),
         **options,
@@ -297,4 +313,53 @@ def build_tables(prefix: str = "", *, charset_everywhere: bool = True) -> Tables
     # Run-time percentiles per kind over a window (status, metrics), and retention by age.
     Index(f"{p}job_attempts_kind_idx", attempts.c.kind, attempts.c.finished_at)
     Index(f"{p}job_attempts_finished_idx", attempts.c.finished_at)
-    return Tables(md, job, scheduled_runs, leases, side_effects, attempts, prefix)
+    # One row per worker process, renewed by its heartbeat: a worker shows itself even idle,
+    # and one that stopped renewing is seen as gone (``stopped_at`` when it said goodbye).
+    workers = Table(
+        f"{p}job_workers",
+        md,
+        Column("name", exact(255), primary_key=True),
+        Column("host", string(255), nullable=False),
+        Column("run_as", string(255), nullable=True),
+        Column("kinds", text_(), nullable=True),
+        Column("pid", Integer, nullable=True),
+        Column("concurrency", Integer, nullable=False, server_default="1"),
+        Column("in_flight", Integer, nullable=False, server_default="0"),
+        Column("started_at", UTCDateTime(), nullable=False),
+        Column("last_seen", UTCDateTime(), nullable=False),
+        Column("stopped_at", UTCDateTime(), nullable=True),
+        **options,
+    )
+    Index(f"{p}job_workers_seen_idx", workers.c.last_seen)
+    # The operators' actions (console and CLI): who, from where, when, what, how many rows.
+    actions = Table(
+        f"{p}job_actions",
+        md,
+        Column("id", ID_TYPE, primary_key=True, autoincrement=True),
+        Column("at", UTCDateTime(), nullable=False),
+        Column("who", string(255), nullable=False),
+        Column("origin", string(255), nullable=False),
+        Column("action", string(32), nullable=False),
+        Column("kind", exact(200), nullable=True),
+        Column("job_id", ID_TYPE, nullable=True),
+        Column("detail", text_(), nullable=True),
+        Column("changed", Integer, nullable=True),
+        **options,
+    )
+    Index(f"{p}job_actions_job_idx", actions.c.job_id, actions.c.at)
+    Index(f"{p}job_actions_kind_idx", actions.c.kind, actions.c.at)
+    Index(f"{p}job_actions_at_idx", actions.c.at)
+    # Counts per (kind, what, hour) of what the queue did that no row keeps (``Tally``).
+    tallies = Table(
+        f"{p}job_tallies",
+        md,
+        Column("kind", exact(200), primary_key=True),
+        Column("what", exact(32), primary_key=True),
+        Column("period_start", UTCDateTime(), primary_key=True),
+        Column("count", Integer, nullable=False, server_default="0"),
+        CheckConstraint(one_of("what", Tally), name=f"{p}job_tallies_what_check"),
+        **options,
+    )
+    return Tables(
+        md, job, scheduled_runs, leases, side_effects, attempts, prefix, workers, actions, tallies
+    )

@@ -36,6 +36,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import replace
+from datetime import datetime
 from typing import NamedTuple
 
 from migrate_cron.store.base import describe_error, escaped
@@ -56,6 +57,8 @@ class Held(NamedTuple):
     job_id: int
     attempt: int
     outcome: Outcome
+    #: The job's ``run_at`` at the claim: when the run's wait began (the attempt history).
+    ready_at: datetime | None = None
 
 
 class Finisher(threading.Thread):
@@ -96,7 +99,7 @@ class Finisher(threading.Thread):
         wake the writer, not every job: no thread ping-pong per job at thousands of jobs per
         second."""
         with self._lock:  # append and count together: exactly one put sees the first item
-            self._items.append(Held(job.id, job.attempts, outcome))
+            self._items.append(Held(job.id, job.attempts, outcome, job.run_at))
             waiting = len(self._items)
         if waiting == 1 or waiting >= self._max:
             self._kick.set()
@@ -183,7 +186,7 @@ class Finisher(threading.Thread):
                 return exc
             except Exception as exc:
                 reason = describe_error(exc)
-            job_id, attempt, outcome = item
+            job_id, attempt, outcome, _ = item
             try:  # the same outcome with its text in plain ASCII (store/base.py: escaped)
                 plain = replace(
                     outcome, error=escaped(outcome.error), output=escaped(outcome.output)
@@ -238,14 +241,14 @@ class Finisher(threading.Thread):
         runs: dict[int, AttemptRun] = {}
         released: list[int] = []
         attempts = {item.job_id: item.attempt for item in items}
-        for job_id, _, outcome in items:
+        for job_id, _, outcome, ready_at in items:
             if outcome.status == DONE:
                 done.append(job_id)
                 if outcome.output:
                     outputs[job_id] = outcome.output
                 if outcome.then:
                     then[job_id] = outcome.then
-                run = attempt_run(outcome)
+                run = attempt_run(outcome, ready_at)
                 if run is not None:
                     runs[job_id] = run
             elif outcome.status == RELEASE:
@@ -258,7 +261,7 @@ class Finisher(threading.Thread):
             )
             if written < len(done):
                 self._log_dropped(DONE, ran)
-        for job_id, attempt, outcome in items:
+        for job_id, attempt, outcome, ready_at in items:
             if outcome.status == FAILED:
                 state = store.fail(
                     me,
@@ -268,7 +271,7 @@ class Finisher(threading.Thread):
                     output=outcome.output,
                     terminal=outcome.terminal,
                     then=outcome.then,
-                    run=attempt_run(outcome),
+                    run=attempt_run(outcome, ready_at),
                     attempt=attempt,
                 )
                 if state is None:

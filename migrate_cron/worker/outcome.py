@@ -64,8 +64,9 @@ class Outcome:
         return cls(LOST)
 
 
-def attempt_run(outcome: Outcome) -> AttemptRun | None:
-    """The attempts-history row of a finished run (None if the loop did not time it)."""
+def attempt_run(outcome: Outcome, ready_at: datetime | None = None) -> AttemptRun | None:
+    """The attempts-history row of a finished run (None if the loop did not time it);
+    ``ready_at``: the job's ``run_at`` when it was claimed (when its wait began)."""
     if outcome.started_at is None or outcome.duration is None:
         return None
     return AttemptRun(
@@ -74,6 +75,7 @@ def attempt_run(outcome: Outcome) -> AttemptRun | None:
         exit_code=outcome.exit_code,
         error=outcome.error,
         output=outcome.output,
+        ready_at=ready_at,
     )
 
 

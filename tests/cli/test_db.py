@@ -24,7 +24,8 @@ def test_upgrade_matches_schema_py_and_downgrade_leaves_nothing(
     db_url: str, table_prefix: str, tmp_path: Path
 ) -> None:
     names = ("job", "scheduled_runs", "job_leases", "side_effects", "job_attempts")
-    ours = {f"{table_prefix}{n}" for n in names}
+    console = {f"{table_prefix}{n}" for n in ("job_workers", "job_actions", "job_tallies")}
+    ours = {f"{table_prefix}{n}" for n in names} | console
     version_table = f"{table_prefix}migrate_cron_alembic_version"
     try:
         rc, out, err = db("current", "--check", url=db_url, prefix=table_prefix, cwd=tmp_path)
@@ -50,6 +51,14 @@ def test_upgrade_matches_schema_py_and_downgrade_leaves_nothing(
         rc, _, err = db("upgrade", url=db_url, prefix=table_prefix, cwd=tmp_path)
         assert rc == 0, err
         assert "nothing to upgrade" in err
+
+        rc, _, err = db("downgrade", url=db_url, prefix=table_prefix, cwd=tmp_path)
+        assert rc == 0, err  # one step back: the console's tables and ready_at go
+        ours -= console
+        assert tables_with_prefix(db_url, table_prefix) == {*ours, version_table}
+        rc, out, err = db("current", url=db_url, prefix=table_prefix, cwd=tmp_path)
+        assert out == f"{revision_id(table_prefix, 4)}\n", err
+        _history_works_without_step_5(db_url, table_prefix)
 
         rc, _, err = db("downgrade", url=db_url, prefix=table_prefix, cwd=tmp_path)
         assert rc == 0, err  # one step back: the text columns stay utf8mb4 (nothing to undo)
@@ -83,6 +92,27 @@ def test_upgrade_matches_schema_py_and_downgrade_leaves_nothing(
                     "--table-prefix", table_prefix, timeout=120)  # fmt: skip
 
 
+def _history_works_without_step_5(db_url: str, table_prefix: str) -> None:
+    """A package upgraded before ``db upgrade``: runs still write and read their history,
+    without the wait's start (``ready_at``) the database cannot hold yet."""
+    from datetime import UTC, datetime
+
+    from migrate_cron.store.models import AttemptRun
+
+    store = open_store(db_url, prefix=table_prefix)
+    try:
+        assert store.console_enabled() is False
+        job_id = store.enqueue("old-schema", None).job_id
+        [job] = store.claim("w1", n=1, lease=30)
+        now = datetime.now(UTC)
+        run = AttemptRun(now, now, exit_code=0, ready_at=job.run_at)
+        assert store.complete("w1", [job_id], runs={job_id: run}) == 1
+        [attempt] = store.attempts(job_id)
+        assert (attempt.exit_code, attempt.ready_at) == (0, None)
+    finally:
+        store.dispose()
+
+
 def test_the_store_works_on_tables_made_by_the_revision(
     db_url: str, table_prefix: str, tmp_path: Path
 ) -> None:
@@ -112,6 +142,9 @@ def test_default_prefix_uses_the_packaged_revision(tmp_path: Path) -> None:
         "job_leases",
         "side_effects",
         "job_attempts",
+        "job_workers",
+        "job_actions",
+        "job_tallies",
         "migrate_cron_alembic_version",
     }
     assert schema_diff(url, "") == []

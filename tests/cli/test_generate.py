@@ -60,7 +60,16 @@ def test_json_describes_the_written_revision(tmp_path: Path) -> None:
     assert [r["down_revision"] for r in data["revisions"]] == [None] + [
         revision_id("", v) for v in range(1, SCHEMA_VERSION)
     ]
-    assert data["tables"] == ["job", "scheduled_runs", "job_leases", "side_effects", "job_attempts"]
+    assert data["tables"] == [
+        "job",
+        "scheduled_runs",
+        "job_leases",
+        "side_effects",
+        "job_attempts",
+        "job_workers",
+        "job_actions",
+        "job_tallies",
+    ]
     assert Path(data["path"]).is_file()
     assert Path(data["path"]).parent == tmp_path / "db" / "migrations" / "versions"
     assert "def include_object" in data["include_object"]

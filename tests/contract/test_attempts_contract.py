@@ -96,3 +96,20 @@ def test_cleanup_deletes_a_jobs_history_with_it(store: Store) -> None:
     store.cleanup(done_older_than=0, failed_older_than=None)
     assert store.attempts(done) == []
     assert [a.outcome for a in store.attempts(running)] == ["failed"]
+
+
+def test_each_run_keeps_when_its_wait_began(store: Store) -> None:
+    """``ready_at`` is the claim's ``run_at``, kept even after a failure moved ``run_at`` to
+    the retry: the history holds every run's exact wait (the console's queue-age chart)."""
+    assert store.console_enabled()
+    job_id = store.enqueue("k", max_attempts=2).job_id
+    [job] = store.claim("w", 1, lease=30, kinds=["k"])
+    run = _run(1, error="boom", ready_at=job.run_at)
+    assert store.fail("w", job_id, "boom", retry_in=0, run=run) == "open"
+    [again] = store.claim("w", 1, lease=30, kinds=["k"])
+    later = datetime(2026, 12, 3, 11, 0, tzinfo=UTC)
+    assert store.complete("w", [job_id], runs={job_id: _run(1, later, ready_at=again.run_at)}) == 1
+    first, second = store.attempts(job_id)
+    assert first.ready_at == job.run_at and second.ready_at == again.run_at
+    assert second.ready_at is not None and first.ready_at is not None
+    assert second.ready_at >= first.ready_at

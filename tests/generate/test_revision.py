@@ -61,7 +61,12 @@ def test_the_released_first_revision_never_changes() -> None:
     charset = render_revision("", 4)
     assert charset.previous == history.rev_id
     assert charset.table_names == ()
-    assert revision_id("") == revision_id("", STEPS[-1].version) == charset.rev_id
+    console = render_revision("", 5)
+    assert console.previous == charset.rev_id
+    assert console.table_names == ("job_workers", "job_actions", "job_tallies")
+    assert "op.add_column('job_attempts'" in console.upgrades
+    assert "op.drop_column('job_attempts', 'ready_at')" in console.downgrades
+    assert revision_id("") == revision_id("", STEPS[-1].version) == console.rev_id
 
 
 def test_released_revisions_keep_the_text_types_they_were_released_with() -> None:
@@ -192,13 +197,19 @@ def test_an_older_install_gets_only_the_new_step_after_its_own_head(tmp_path: Pa
         "depends_on = None\n\n\ndef upgrade():\n    pass\n\n\ndef downgrade():\n    pass\n"
     )
     written = write_revisions(ScriptDirectory(str(tmp_path)), "mc_")
-    ledger, history = revision_id("mc_", 2), revision_id("mc_", 3)
+    ledger, history, charset = (revision_id("mc_", n) for n in (2, 3, 4))
     assert [(w.rev_id, w.down_revision) for w in written] == [
         (ledger, "u3"),
         (history, ledger),
-        (revision_id("mc_"), history),
+        (charset, history),
+        (revision_id("mc_"), charset),
     ]
-    assert [w.table_names for w in written] == [("mc_side_effects",), ("mc_job_attempts",), ()]
+    assert [w.table_names for w in written] == [
+        ("mc_side_effects",),
+        ("mc_job_attempts",),
+        (),
+        ("mc_job_workers", "mc_job_actions", "mc_job_tallies"),
+    ]
 
 
 def _run_offline_upgrade(path: Path, dialect: str) -> str:

@@ -119,7 +119,16 @@ def test_generated_revision_joins_the_history_and_applies_and_reverts(
         ok(alembic(project, "upgrade", "head"))
         ours = {
             f"{table_prefix}{n}"
-            for n in ("job", "scheduled_runs", "job_leases", "side_effects", "job_attempts")
+            for n in (
+                "job",
+                "scheduled_runs",
+                "job_leases",
+                "side_effects",
+                "job_attempts",
+                "job_workers",
+                "job_actions",
+                "job_tallies",
+            )
         }
         assert tables_with_prefix(db_url, table_prefix) == {
             *ours,
@@ -152,6 +161,9 @@ def test_init_creates_a_working_environment_holding_the_repository_revision(
         "job_leases",
         "side_effects",
         "job_attempts",
+        "job_workers",
+        "job_actions",
+        "job_tallies",
         "alembic_version",
     }
     offline = ok(
