@@ -15,6 +15,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from migrate_cron.cli.common import DatabaseUrl, JsonFlag, RegistryPath, TablePrefix
+from migrate_cron.cli.jobs_list import at as _at
+from migrate_cron.cli.jobs_list import first_line as _first_line
+from migrate_cron.cli.jobs_list import job_dict as _job_dict
+from migrate_cron.cli.jobs_list import list_jobs
 from migrate_cron.config import DEFAULT_REGISTRY
 from migrate_cron.store.dialects import DEFAULT_DATABASE_URL
 from migrate_cron.vocabulary import (
@@ -26,9 +30,7 @@ from migrate_cron.vocabulary import (
 
 if TYPE_CHECKING:
     from migrate_cron.store import Store
-    from migrate_cron.store.models import Attempt, Job
-
-STATES = tuple(JobState)
+    from migrate_cron.store.models import Attempt
 
 jobs_app = typer.Typer(
     name="jobs",
@@ -44,82 +46,7 @@ def register(app: typer.Typer) -> None:
     app.add_typer(jobs_app, name="jobs")
 
 
-@jobs_app.command("list")
-def list_jobs(
-    state: Annotated[
-        str | None, typer.Option("--state", help=f"Only this state: {', '.join(STATES)}.")
-    ] = None,
-    kind: Annotated[str | None, typer.Option("--kind", help="Only this kind.")] = None,
-    limit: Annotated[
-        int, typer.Option("--limit", min=1, help="At most this many, newest first.")
-    ] = 50,
-    ref: Annotated[
-        str | None, typer.Option("--ref", help="Only the job with this ref (unique per kind).")
-    ] = None,
-    since: Annotated[
-        str | None,
-        typer.Option("--since", help="Only jobs created within this long (e.g. 2h, 7d)."),
-    ] = None,
-    after: Annotated[
-        int | None,
-        typer.Option(
-            "--after",
-            min=1,
-            help="The next page: jobs listed after this id (older ones); the JSON's "
-            "`next_after` of the previous page.",
-        ),
-    ] = None,
-    as_json: JsonFlag = False,
-    database_url: DatabaseUrl = DEFAULT_DATABASE_URL,
-    table_prefix: TablePrefix = "",
-) -> None:
-    """Jobs, newest first; --limit and --after page through them."""
-    from datetime import timedelta
-
-    from migrate_cron.errors import UsageError
-    from migrate_cron.ops.durations import parse_duration
-
-    if state is not None and state not in STATES:
-        raise UsageError(f"--state: {state!r} is not one of {', '.join(STATES)}")
-    window = parse_duration(since, option="--since") if since is not None else None
-    with _store(database_url, table_prefix) as store:
-        created = store.db_now() - timedelta(seconds=window) if window is not None else None
-        jobs = store.list_jobs(
-            state=state, kind=kind, limit=limit, ref=ref, since=created, before_id=after
-        )
-    more = len(jobs) == limit
-    if as_json:
-        from migrate_cron.cli.common import print_json
-
-        print_json(
-            {"jobs": [_job_dict(j) for j in jobs], "next_after": jobs[-1].id if more else None}
-        )
-        return
-    from rich.table import Table
-
-    from migrate_cron.cli.render.console import table_console
-    from migrate_cron.cli.render.fit import FitOrStack
-
-    table = Table()
-    for name in ("id", "kind", "state", "attempts", "run_at", "finished_at", "last error"):
-        table.add_column(name, overflow="fold" if name == "last error" else "ellipsis")
-    for j in jobs:
-        table.add_row(
-            str(j.id),
-            j.kind,
-            j.state,
-            f"{j.attempts}/{j.max_attempts}",
-            _at(j.run_at),
-            _at(j.finished_at),
-            _first_line(j.last_error),
-        )
-    table_console().print(FitOrStack(table))  # piped: the same layout as `status`
-    from migrate_cron.cli.common import info
-
-    if not jobs:
-        info("no jobs match")
-    elif more:
-        info(f"more: `migrate-cron jobs list --after {jobs[-1].id}` (same filters)")
+jobs_app.command("list")(list_jobs)
 
 
 @jobs_app.command("show")
@@ -302,23 +229,6 @@ def _report(verb: str, n: int, ids: list[int] | None, states: str, as_json: bool
         info(f"{skipped} of the given ids were skipped: not {states}, or no such job")
     if ids and n == 0:
         raise typer.Exit(1)
-
-
-def _job_dict(job: Job) -> dict[str, Any]:
-    from dataclasses import asdict
-
-    return asdict(job)
-
-
-def _at(value: Any) -> str:
-    return value.strftime("%Y-%m-%d %H:%M:%S") + "Z" if value is not None else "-"
-
-
-def _first_line(text: str | None, width: int = 80) -> str:
-    if not text:
-        return ""
-    line = text.strip().splitlines()[0] if text.strip() else ""
-    return line if len(line) <= width else line[: width - 1] + "…"
 
 
 def _indent(text: str) -> str:

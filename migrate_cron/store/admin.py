@@ -12,9 +12,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import (
+    Text,
     case,
+    cast,
     delete,
     func,
+    or_,
     select,
     update,
 )
@@ -48,23 +51,59 @@ class AdminOps(AttemptOps):
         ref: str | None = None,
         since: datetime | None = None,
         before_id: int | None = None,
+        until: datetime | None = None,
+        search: str | None = None,
+        search_kinds: Sequence[str] = (),
     ) -> list[Job]:
         """Newest first. ``before_id`` pages: pass the last id of the previous page (an id
-        cursor, not an offset, so rows added meanwhile neither repeat nor hide a job)."""
+        cursor, not an offset, so rows added meanwhile neither repeat nor hide a job).
+
+        ``since``/``until``: created at or after / before. ``search``: the text, any case,
+        in the last error, the output or the payload (as JSON text), or the job is of one of
+        ``search_kinds`` (the kinds whose registry command holds it: the registry is not in
+        the database, so the caller names them)."""
         job = self.tables.job
         q = select(job).order_by(job.c.id.desc()).limit(limit)
-        if state:
-            q = q.where(job.c.state == state)
-        if kind:
-            q = q.where(job.c.kind == kind)
-        if ref is not None:
-            q = q.where(job.c.ref == ref)
-        if since is not None:
-            q = q.where(job.c.created_at >= since)
+        q = q.where(*self._job_filter(state, kind, ref, since, until, search, search_kinds))
         if before_id is not None:
             q = q.where(job.c.id < before_id)
         with self.transaction(readonly=True) as conn:
             return [self._job(r) for r in conn.execute(q)]
+
+    def _job_filter(
+        self,
+        state: str | None,
+        kind: str | None,
+        ref: str | None,
+        since: datetime | None,
+        until: datetime | None,
+        search: str | None,
+        search_kinds: Sequence[str],
+    ) -> list[Any]:
+        """The conditions ``list_jobs`` and ``count_jobs`` share, so a count is of the list."""
+        job = self.tables.job
+        cond: list[Any] = []
+        if state:
+            cond.append(job.c.state == state)
+        if kind:
+            cond.append(job.c.kind == kind)
+        if ref is not None:
+            cond.append(job.c.ref == ref)
+        if since is not None:
+            cond.append(job.c.created_at >= since.astimezone(UTC))
+        if until is not None:
+            cond.append(job.c.created_at < until.astimezone(UTC))
+        if search:
+            # autoescape: a ``%`` or ``_`` the operator typed matches itself, not any text.
+            found: list[Any] = [
+                job.c.last_error.icontains(search, autoescape=True),
+                job.c.output.icontains(search, autoescape=True),
+                cast(job.c.payload, Text).icontains(search, autoescape=True),
+            ]
+            if search_kinds:
+                found.append(job.c.kind.in_(list(search_kinds)))
+            cond.append(or_(*found))
+        return cond
 
     def retry(
         self,
@@ -229,14 +268,18 @@ class AdminOps(AttemptOps):
         *,
         kind: str | None = None,
         states: Sequence[str] | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        search: str | None = None,
+        search_kinds: Sequence[str] = (),
     ) -> int:
-        """How many jobs match (for "retry 12 jobs?" prompts before a bulk change)."""
+        """How many jobs match (for "retry 12 jobs?" prompts before a bulk change, and the
+        jobs list's total); the filters mean what they mean in ``list_jobs``."""
         job = self.tables.job
         q = select(func.count()).select_from(job)
+        q = q.where(*self._job_filter(None, kind, None, since, until, search, search_kinds))
         if ids is not None:
             q = q.where(job.c.id.in_(list(ids)))
-        if kind is not None:
-            q = q.where(job.c.kind == kind)
         if states is not None:
             q = q.where(job.c.state.in_(list(states)))
         with self.transaction(readonly=True) as conn:

@@ -1,5 +1,5 @@
-"""The ``job`` table: enqueue (``enqueue.py``), claim (``claim.py``), heartbeat, finish
-(fenced) and reap.
+"""The ``job`` table: enqueue (``enqueue.py``), claim (``claim.py``), heartbeat, output so
+far, finish (fenced) and reap.
 
 Every finishing statement is fenced by the attempt it records (``store/fence.py``): it lands
 while nobody else has claimed the job since, even after the lease ran out, and changes nothing
@@ -72,6 +72,25 @@ class JobOps(EnqueueOps, ClaimOps):
                     select(job.c.id).where(self._ids_match(ids), *self._fence(worker_id))
                 ).scalars()
             ]
+
+    def write_output(self, worker_id: str, outputs: Mapping[int, str]) -> int:
+        """Store the output so far of running jobs (job id → the tail the worker keeps), so
+        an operator sees a long run's progress before it ends; the finish overwrites it.
+        Fenced like a heartbeat: only a job this worker still holds and still running, so a
+        late write never lands on a job another worker (or the reaper) took over. Returns
+        how many rows were written."""
+        if not outputs:
+            return 0
+        job = self.tables.job
+        written = 0
+        with self.transaction() as conn:
+            for job_id, output in outputs.items():
+                written += conn.execute(
+                    update(job)
+                    .where(job.c.id == job_id, *self._fence(worker_id))
+                    .values(output=storable(output))
+                ).rowcount
+        return written
 
     def complete(
         self,

@@ -239,6 +239,10 @@ class RowQueue:
                 ).scalars()
             )
 
+    def write_output(self, worker_id: str, outputs: Mapping[int, str]) -> int:
+        """Nothing: a business row has no place for a run's output (see ``complete``)."""
+        return 0
+
     def complete(
         self,
         worker_id: str,

@@ -26,7 +26,16 @@ from migrate_cron.web.actions import cancel, login, login_form, logout, retry
 from migrate_cron.web.guard import Guard, Refused
 from migrate_cron.web.render import ago, database_error, duration, refused, timestamp
 from migrate_cron.web.settings import WebConfig
-from migrate_cron.web.views import failed, healthz, job, migration, overview, schedules, workers
+from migrate_cron.web.views import (
+    failed,
+    healthz,
+    job,
+    jobs,
+    migration,
+    overview,
+    schedules,
+    workers,
+)
 
 if TYPE_CHECKING:
     from migrate_cron.store import Store
@@ -74,6 +83,7 @@ def create_app(config: WebConfig, store: Store | None = None) -> Starlette:
         routes=[
             Route("/", overview),
             Route("/failed", failed),
+            Route("/jobs", jobs),
             Route("/jobs/{job_id:int}", job),
             Route("/schedules", schedules),
             Route("/migration", migration),

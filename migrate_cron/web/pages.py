@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from migrate_cron.registry import JobSpec, Registry, Source
     from migrate_cron.store import Store
     from migrate_cron.store.models import Attempt, Job
+    from migrate_cron.web.job_story import CommandView, NextRetry, Run, Running
 
 #: Rows on one page of the Failed shelf (an id cursor pages further, like ``jobs list``).
 FAILED_PAGE = 100
@@ -114,14 +115,35 @@ class JobDetail:
     job: Job
     attempts: list[Attempt]
     spec: JobSpec | None
+    #: The database's clock when the page was read (elapsed times and waits are by it).
+    now: datetime | None = None
+    command: CommandView | None = None
+    runs: list[Run] = field(default_factory=list)
+    running: Running | None = None
+    next_retry: NextRetry | None = None
 
 
 def job_detail(store: Store, registry: Registry | None, job_id: int) -> JobDetail | None:
+    """A job's story (``job_story.py``): its command as the worker runs it, its runs numbered
+    as they happened, the run in progress or the retry it waits for."""
+    from migrate_cron.web import job_story
+
     job = store.get(job_id)
     if job is None:
         return None
     spec = registry.jobs.get(job.kind) if registry is not None else None
-    return JobDetail(job, store.attempts(job_id), spec)
+    history = store.attempts(job_id)
+    now = store.db_now()
+    return JobDetail(
+        job,
+        history,
+        spec,
+        now=now,
+        command=job_story.command_view(spec),
+        runs=job_story.numbered(history),
+        running=job_story.running(job, now),
+        next_retry=job_story.next_retry(job, spec, now),
+    )
 
 
 # ---------------------------------------------------------------------- schedules

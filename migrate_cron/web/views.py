@@ -80,6 +80,37 @@ def failed(request: Request) -> Response:
     )
 
 
+def jobs(request: Request) -> Response:
+    """Every job, filtered like ``jobs list`` (kind, state, since, until, q), newest first."""
+    from migrate_cron.ops.job_search import JobQuery
+    from migrate_cron.web.job_list import jobs as find
+
+    given = request.query_params
+
+    def param(name: str) -> str | None:
+        return given.get(name) or None
+
+    query = JobQuery(
+        kind=param("kind"),
+        state=param("state"),
+        since=param("since"),
+        until=param("until"),
+        q=param("q"),
+        ref=param("ref"),
+    )
+    after = int_param(given.get("after"))
+    data = find(store_of(request), registry_of(request), query, after)
+    return render(
+        request,
+        "jobs.html",
+        "Jobs",
+        status=400 if data.problem else 200,
+        data=data,
+        after=after,
+        tail=pages.output_tail,
+    )
+
+
 def job(request: Request) -> Response:
     job_id = int(request.path_params["job_id"])
     detail = pages.job_detail(store_of(request), registry_of(request), job_id)

@@ -24,6 +24,7 @@ from migrate_cron.worker.handlers import Context, HandlerFunc, call_handler, loa
 from migrate_cron.worker.handlers import registered as registered_handlers
 from migrate_cron.worker.identity import IdentityError, lookup
 from migrate_cron.worker.outcome import DONE, FAILED, RELEASE, Outcome
+from migrate_cron.worker.output_so_far import OutputSoFar
 from migrate_cron.worker.runner import command_outcome, run_command
 
 MAX_ERROR = 4000
@@ -165,8 +166,11 @@ class Catalog:
             if task.spec is not None and (limit := task.spec.max_running) is not None
         }
 
-    def run(self, job: Job, worker_id: str, cancel: Cancel) -> Outcome:
-        """Run one claimed job and say how it went; never raises for the job's own failure."""
+    def run(
+        self, job: Job, worker_id: str, cancel: Cancel, so_far: OutputSoFar | None = None
+    ) -> Outcome:
+        """Run one claimed job and say how it went; never raises for the job's own failure.
+        ``so_far``: where a command's output is readable while it runs."""
         task = self.tasks.get(job.kind)
         if task is None:
             return Outcome.failed(
@@ -186,6 +190,7 @@ class Catalog:
                 output_cap=self.output_cap,
                 kill_grace=self.kill_grace,
                 cwd=task.cwd,
+                so_far=so_far,
             )
             outcome = command_outcome(result, task.timeout)
         else:

@@ -2,10 +2,11 @@
 workers' expired leases.
 
 Every ``interval`` seconds it extends the lease of every job in the ledger (running, waiting
-for a thread, or waiting to be written) with one fenced UPDATE. If fewer rows come back than
-were sent, another worker took some over (we were too slow, or paused); those jobs are
-cancelled here — a command's process group is killed — so two runs do not overlap for long,
-and their outcome is not written.
+for a thread, or waiting to be written) with one fenced UPDATE, then stores what running
+commands printed since the last beat (``output_so_far.py``), fenced the same way. If fewer
+rows come back than were sent, another worker took some over (we were too slow, or paused);
+those jobs are cancelled here — a command's process group is killed — so two runs do not
+overlap for long, and their outcome is not written.
 
 Self-fencing (``Fence``): a worker that cannot renew — its database connection froze, the
 network is cut — must not run a job past its lease, because another worker will take the job
@@ -139,9 +140,11 @@ class Heartbeat(_Every):
         self._on_answer()
         if owned >= len(ids):
             self._ledger.renewed(ids, sent)
+            self._store_output(ids)
             return True
         still = set(self._store.owned_jobs(self._worker_id, ids))
         self._ledger.renewed(still, sent)
+        self._store_output([i for i in ids if i in still])
         lost = [i for i in ids if i not in still]
         # An operator's cancel stops the run like a deploy would: SIGTERM to its process
         # group, SIGKILL after the kill grace. A job another worker owns now is stopped at once.
@@ -162,6 +165,14 @@ class Heartbeat(_Every):
                 id=slot.job.id,
             )
         return True
+
+    def _store_output(self, ids: list[int]) -> None:
+        """What the running commands printed since the last beat, on their job rows (the
+        store fences it: a job someone else holds now is left alone)."""
+        outputs = self._ledger.outputs_so_far(ids)
+        if outputs:
+            self._store.write_output(self._worker_id, outputs)
+            self._ledger.outputs_stored(outputs)
 
 
 class Reaper(_Every):

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Sequence
 
 from migrate_cron.store.models import Job
 from migrate_cron.worker.cancel import LEASE_LOST, Cancel
+from migrate_cron.worker.output_so_far import OutputSoFar
 
 QUEUED = "queued"
 RUNNING = "running"
@@ -21,12 +22,13 @@ FINISHED = "finished"  # ran; the outcome waits in the finisher's buffer
 
 
 class Slot:
-    __slots__ = ("abandoned", "cancel", "job", "renewed", "state")
+    __slots__ = ("abandoned", "cancel", "job", "output", "renewed", "state")
 
     def __init__(self, job: Job) -> None:
         self.job = job
         self.state = QUEUED
         self.cancel = Cancel()
+        self.output = OutputSoFar()  # a command's output while it runs (the heartbeat's)
         self.abandoned = False  # given back while its (Python) code still runs
         #: When (monotonic) the claim or heartbeat that last extended this job's lease was
         #: sent; the database's ``locked_until`` is at least this + lease.
@@ -83,6 +85,27 @@ class Ledger:
     def ids(self) -> list[int]:
         with self._cond:
             return list(self._slots)
+
+    def outputs_so_far(self, ids: Iterable[int]) -> dict[int, str]:
+        """Of these jobs, the running ones that printed more since their last stored output:
+        job id → the output so far. ``outputs_stored`` confirms them once written."""
+        with self._cond:
+            slots = [self._slots.get(i) for i in ids]
+        out = {}
+        for slot in slots:
+            if slot is None or slot.state != RUNNING or slot.cancel.is_set():
+                continue
+            text = slot.output.take()
+            if text is not None:
+                out[slot.job.id] = text
+        return out
+
+    def outputs_stored(self, ids: Iterable[int]) -> None:
+        with self._cond:
+            slots = [self._slots.get(i) for i in ids]
+        for slot in slots:
+            if slot is not None:
+                slot.output.confirm()
 
     def start(self, job_id: int) -> Slot | str:
         """Mark a queued job running and return its slot; or "closed" when the worker is

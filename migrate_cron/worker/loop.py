@@ -335,7 +335,7 @@ class Worker:
             started_at = datetime.now(UTC)
             t0 = time.monotonic()
             try:
-                outcome = self.catalog.run(job, self.worker_id, slot.cancel)
+                outcome = self.catalog.run(job, self.worker_id, slot.cancel, slot.output)
             except Exception as exc:  # our bug, not the job's: count the attempt, keep going
                 outcome = Outcome.failed(f"worker error: {type(exc).__name__}: {exc}")
             duration = time.monotonic() - t0

@@ -31,6 +31,7 @@ import select
 import selectors
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -40,6 +41,7 @@ from migrate_cron.store.models import Job
 from migrate_cron.worker.cancel import Cancel
 from migrate_cron.worker.identity import Identity, IdentityError, lookup
 from migrate_cron.worker.outcome import Outcome
+from migrate_cron.worker.output_so_far import OutputSoFar, combine
 from migrate_cron.worker.workdir import choose
 
 CRON_PATH = "/usr/bin:/bin"
@@ -48,26 +50,36 @@ _ERROR_TAIL = 2000  # characters of stderr quoted in last_error
 
 
 class Tail:
-    """The last ``cap`` bytes written to a stream, and how many were dropped before them."""
+    """The last ``cap`` bytes written to a stream, and how many were dropped before them.
+    Locked: the heartbeat thread reads it while the runner thread adds (``output_so_far``)."""
 
-    __slots__ = ("buf", "cap", "dropped")
+    __slots__ = ("buf", "cap", "dropped", "lock")
 
     def __init__(self, cap: int) -> None:
         self.cap = cap
         self.buf = bytearray()
         self.dropped = 0
+        self.lock = threading.Lock()
 
     def add(self, data: bytes) -> None:
-        self.buf += data
-        if len(self.buf) > 2 * self.cap:
-            cut = len(self.buf) - self.cap
-            del self.buf[:cut]
-            self.dropped += cut
+        with self.lock:
+            self.buf += data
+            if len(self.buf) > 2 * self.cap:
+                cut = len(self.buf) - self.cap
+                del self.buf[:cut]
+                self.dropped += cut
+
+    @property
+    def total(self) -> int:
+        """Bytes written so far, kept or dropped (grows with every ``add``)."""
+        with self.lock:
+            return self.dropped + len(self.buf)
 
     def text(self) -> str:
-        extra = max(0, len(self.buf) - self.cap)
-        body = bytes(self.buf[extra:]).decode("utf-8", errors="replace")
-        dropped = self.dropped + extra
+        with self.lock:
+            extra = max(0, len(self.buf) - self.cap)
+            body = bytes(self.buf[extra:]).decode("utf-8", errors="replace")
+            dropped = self.dropped + extra
         return f"[… {dropped} bytes dropped]\n{body}" if dropped else body
 
 
@@ -122,8 +134,10 @@ def run_command(
     output_cap: int = 8 * 1024,
     kill_grace: float = 5.0,
     cwd: str | None = None,
+    so_far: OutputSoFar | None = None,
 ) -> CommandResult:
-    """Run ``spec.command`` for ``job``; returns when the process and its pipes are done."""
+    """Run ``spec.command`` for ``job``; returns when the process and its pipes are done.
+    ``so_far`` is given the tails as they fill (the heartbeat stores them meanwhile)."""
     assert spec.command is not None
     refused = run_as_problem(spec.user, spec.sources, spec.command)
     if refused:  # the loader and the catalog refuse these: never run as another user
@@ -164,6 +178,8 @@ def run_command(
         )
     deadline = time.monotonic() + spec.timeout if spec.timeout else None
     out, err = Tail(output_cap), Tail(output_cap)
+    if so_far is not None:
+        so_far.watch(out, err)
     try:
         stopped = _pump(proc, stdin_data, out, err, cancel, deadline)
         if stopped is None:
@@ -331,12 +347,7 @@ def _with_stderr(head: str, result: CommandResult) -> str:
 
 
 def _combined_output(result: CommandResult) -> str:
-    if not result.stderr:
-        return result.stdout
-    if not result.stdout:
-        return result.stderr
-    sep = "" if result.stdout.endswith("\n") else "\n"
-    return f"{result.stdout}{sep}[stderr]\n{result.stderr}"
+    return combine(result.stdout, result.stderr)
 
 
 def _signal_name(num: int) -> str:

@@ -47,6 +47,8 @@ class WorkSource(Protocol):
 
     def owned_jobs(self, worker_id: str, ids: Sequence[int]) -> list[int]: ...
 
+    def write_output(self, worker_id: str, outputs: Mapping[int, str]) -> int: ...
+
     def complete(
         self,
         worker_id: str,

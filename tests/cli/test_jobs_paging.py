@@ -44,3 +44,27 @@ def test_pages_refs_and_age(tmp_path: Path, db_url: str, table_prefix: str) -> N
 
         table = run_cli("jobs", "list", "--limit", "2", env=env, cwd=tmp_path)
         assert f"jobs list --after {everything[1]}" in table.stderr
+
+
+def test_search_until_and_moments(tmp_path: Path, db_url: str, table_prefix: str) -> None:
+    """``--search`` looks in errors, outputs, payloads and the registry's commands;
+    ``--until`` and ``--since`` take a duration or a moment; the web's filters are these."""
+    env = {"MIGRATE_CRON_DATABASE_URL": db_url, "MIGRATE_CRON_TABLE_PREFIX": table_prefix}
+    (tmp_path / "migrate-cron.toml").write_text(
+        '[jobs.backup]\ncommand = "rsync -a /srv/ backup:/srv/"\n'
+        '[jobs.report]\ncommand = "make-report --weekly"\n'
+    )
+    start = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+    with clocked_store(db_url, table_prefix, start=start) as (store, clock):
+        backup = store.enqueue("backup").job_id
+        clock.set(start + timedelta(hours=2))
+        report = store.enqueue("report", {"note": "after RSYNC of yesterday"}).job_id
+        other = store.enqueue("report", {"note": "50% done"}).job_id
+
+        assert ids(listed(env, tmp_path, "--search", "rsync")) == [report, backup]
+        assert ids(listed(env, tmp_path, "--search", "rsync", "--kind", "report")) == [report]
+        assert ids(listed(env, tmp_path, "--search", "50%")) == [other]
+        assert ids(listed(env, tmp_path, "--until", "2026-03-01T13:00")) == [backup]
+        assert ids(listed(env, tmp_path, "--since", "2026-03-01 13:00:00Z")) == [other, report]
+        bad = run_cli("jobs", "list", "--until", "yesterday", env=env, cwd=tmp_path)
+        assert bad.returncode == 2 and "--until: 'yesterday' is neither" in bad.stderr
