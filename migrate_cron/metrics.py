@@ -8,10 +8,13 @@ nothing. If the database cannot be read, the scrape still succeeds with
 
 The three numbers to alert on, per kind: ``migrate_cron_oldest_ready_age_seconds``,
 ``migrate_cron_failed_jobs``, ``migrate_cron_job_duration_seconds``; plus
-``migrate_cron_schedule_lag_seconds`` per scheduled job, labelled ``cron_job`` (Prometheus keeps
-``job`` for the scrape target: a ``job`` label here would be renamed ``exported_job``). Lag is
-only reported for slots someone promised (see ``ops.status.unpromised``). Liveness: the
-scheduler leader's lease. Counters (``_total``) are process facts: ``worker --metrics-port``.
+``migrate_cron_schedule_lag_seconds`` per scheduled job. Every series about a job names it with
+the label ``kind``, as the worker's counters do (``worker/metrics.py``): a scheduled job's name
+is its kind, so one label joins them (never ``job``: Prometheus keeps it for the scrape target,
+and a ``job`` label here would be renamed ``exported_job``). Lag is only reported for slots
+someone promised (see ``ops.status.unpromised``). Liveness: the scheduler leader's lease. What
+the switch from cron has bought (``ops.bought``): ``migrate_cron_since_switch``, per kind and
+``what``. Counters (``_total``) are process facts: ``worker --metrics-port``.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import TYPE_CHECKING
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector, CollectorRegistry
 
+from migrate_cron.ops.bought import FIGURES
 from migrate_cron.store.leases import SCHEDULER_LEASE
 from migrate_cron.vocabulary import LIVE_COUNTS
 
@@ -52,6 +56,7 @@ class QueueCollector(Collector):
         return list(self._families())
 
     def collect(self) -> Iterator[Metric]:
+        from migrate_cron.ops.bought import since_switch
         from migrate_cron.ops.status import build_report
 
         started = time.perf_counter()
@@ -59,6 +64,7 @@ class QueueCollector(Collector):
             now = self.store.db_now()
             status = self.store.status(now - timedelta(seconds=self.window), now)
             report = build_report(status, self.specs)
+            report = replace(report, since_switch=since_switch(self.store, self.specs))
             held = self.store.lease_holder(SCHEDULER_LEASE)
             if held is not None:
                 report = replace(report, leader=(held[0], (held[1] - now).total_seconds()))
@@ -118,12 +124,12 @@ class QueueCollector(Collector):
             "migrate_cron_schedule_lag_seconds",
             "How late the newest slot of a scheduled job started (or is, if not yet started or "
             "not enqueued).",
-            labels=["cron_job"],
+            labels=["kind"],
         )
         next_slot = GaugeMetricFamily(
             "migrate_cron_schedule_next_slot_timestamp_seconds",
             "Unix time of the next slot of a scheduled job (needs the registry).",
-            labels=["cron_job"],
+            labels=["kind"],
         )
         leader = GaugeMetricFamily(
             "migrate_cron_scheduler_leader",
@@ -135,6 +141,15 @@ class QueueCollector(Collector):
             "migrate_cron_scheduler_lease_remaining_seconds",
             "Seconds until the scheduler leader's lease expires; negative once expired (the "
             "scheduler stopped renewing it). Absent if no scheduler ever ran.",
+        )
+        bought = GaugeMetricFamily(
+            "migrate_cron_since_switch",
+            "Since the kind's switch from cron (needs the registry), what the queue did that cron "
+            "could not: what=rescued (jobs that failed, then succeeded on a retry), overlap-held "
+            "(starts held back by overlap), missed-run / missed-skipped (slots missed while down: "
+            "run late or skipped by the policy), duplicate-fire (slots fired by several hosts, "
+            "run once).",
+            labels=["kind", "what"],
         )
         took_g = GaugeMetricFamily(
             "migrate_cron_scrape_query_seconds", "Time the status queries took for this scrape."
@@ -161,6 +176,9 @@ class QueueCollector(Collector):
                     lag.add_metric([s.job], s.lag)
                 if s is not None and s.next_slot is not None:
                     next_slot.add_metric([s.job], s.next_slot.timestamp())
+            for kind, gains in sorted(report.since_switch.items()):
+                for attr, what, _ in FIGURES:
+                    bought.add_metric([kind, what], getattr(gains, attr))
             if report.leader is not None:
                 holder, remaining = report.leader
                 lease_left.add_metric([], remaining)
@@ -179,6 +197,7 @@ class QueueCollector(Collector):
             next_slot,
             leader,
             lease_left,
+            bought,
             took_g,
         )
 

@@ -108,11 +108,12 @@ def status(
 def _report(store: Store, window: float, specs: list[JobSpec]) -> StatusReport:
     from dataclasses import replace
 
+    from migrate_cron.ops.bought import since_switch
     from migrate_cron.ops.status import build_report
 
     now = store.db_now()
     report = build_report(store.status(now - timedelta(seconds=window), now), specs)
-    return replace(report, paused=store.paused())
+    return replace(report, paused=store.paused(), since_switch=since_switch(store, specs))
 
 
 def _check(report: StatusReport, limits: Thresholds, as_json: bool) -> None:

@@ -21,9 +21,10 @@ from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any
 
+from migrate_cron.ops.bought import gains_to_dict
 from migrate_cron.ops.durations import format_duration
 from migrate_cron.registry import JobSpec
-from migrate_cron.store.models import KindStatus, QueueStatus, SlotStatus
+from migrate_cron.store.models import KindStatus, QueueStatus, SlotStatus, SwitchGains
 from migrate_cron.vocabulary import ALL_COUNTS, JobState, Mode, SlotOutcome
 
 #: ``(spec, after) -> first slot strictly after ``after``, or None`` — injectable for tests.
@@ -67,6 +68,8 @@ class StatusReport:
     paused: Mapping[str, str] = field(default_factory=dict)
     #: The scheduler leader lease: (holder, seconds until it expires; negative once expired).
     leader: tuple[str, float] | None = None
+    #: Per job off cron, what the switch has bought (``ops.bought``; needs the registry).
+    since_switch: Mapping[str, SwitchGains] = field(default_factory=dict)
 
     @property
     def window(self) -> float:
@@ -280,6 +283,7 @@ def report_to_dict(report: StatusReport) -> dict[str, Any]:
         "totals": report.totals,
         "kinds": [_kind_dict(k) for k in report.kinds],
         "paused": dict(report.paused),
+        "since_switch": {k: gains_to_dict(g) for k, g in sorted(report.since_switch.items())},
     }
 
 

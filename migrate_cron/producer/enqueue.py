@@ -124,6 +124,7 @@ def enqueue_slot(
             when,
             max_attempts=spec.max_attempts,
             skip_if_running=spec.overlap == Overlap.SKIP,
+            hold_if_running=spec.overlap == Overlap.WAIT,
         )
     except DatabaseUnavailable as exc:
         said = (to_spool(str(exc)),) if watchdog.cancel() else ()

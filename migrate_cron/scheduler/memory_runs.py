@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from migrate_cron.store.models import RunResult
-from migrate_cron.vocabulary import SlotOutcome
+from migrate_cron.vocabulary import SlotOutcome, Tally
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,13 +57,22 @@ class MemoryLedger:
         return RunResult(True, job_id, outcome)
 
     def enqueue_runs(
-        self, requests: Sequence[tuple[str, datetime, int]], *, skip_running: Collection[str] = ()
+        self,
+        requests: Sequence[tuple[str, datetime, int]],
+        *,
+        skip_running: Collection[str] = (),
+        hold_running: Collection[str] = (),
+        late: Collection[tuple[str, datetime]] = (),
     ) -> list[RunResult]:
-        """No job runs in memory, so ``skip_running`` never skips."""
-        del skip_running
+        """No job runs in memory, so ``skip_running`` never skips (nor is anything held);
+        ``simulate`` shows the decisions, not tallies."""
+        del skip_running, hold_running, late
         return [self.enqueue_run(n, s, max_attempts=m) for n, s, m in requests]
 
-    def record_skipped(self, job_name: str, slots: Sequence[datetime]) -> list[datetime]:
+    def record_skipped(
+        self, job_name: str, slots: Sequence[datetime], *, tally: Tally | None = None
+    ) -> list[datetime]:
+        del tally
         fresh = []
         for s in slots:
             if self.enqueue_run(job_name, s, outcome=SlotOutcome.SKIPPED).created:

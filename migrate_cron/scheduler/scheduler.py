@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from migrate_cron.clock import Clock
 from migrate_cron.scheduler.policy import (
+    CATCH_UP,
     ENQUEUE,
     ON_TIME,
     RECORD_SKIPPED,
@@ -27,7 +28,7 @@ from migrate_cron.scheduler.policy import (
     MissedRunPolicy,
     SlotSource,
 )
-from migrate_cron.vocabulary import Mode, Overlap, Policy, SlotOutcome
+from migrate_cron.vocabulary import Mode, Overlap, Policy, SlotOutcome, Tally
 
 if TYPE_CHECKING:
     from migrate_cron.registry import JobSpec, Registry
@@ -44,14 +45,24 @@ class Runs(Protocol):
     def last_runs(self, job_names: Sequence[str] | None = None) -> dict[str, datetime]: ...
 
     def enqueue_runs(
-        self, requests: Sequence[tuple[str, datetime, int]], *, skip_running: Collection[str] = ()
+        self,
+        requests: Sequence[tuple[str, datetime, int]],
+        *,
+        skip_running: Collection[str] = (),
+        hold_running: Collection[str] = (),
+        late: Collection[tuple[str, datetime]] = (),
     ) -> list[RunResult]:
         """Many (job_name, slot, max_attempts) at once; results in request order. A slot of a
-        job in ``skip_running`` is recorded as skipped while a run of it is running."""
+        job in ``skip_running`` is recorded as skipped while a run of it is running (one in
+        ``hold_running`` waits for it); either counts a start held back. A ``late`` slot
+        (job_name, slot), enqueued, counts a missed slot run late."""
         ...
 
-    def record_skipped(self, job_name: str, slots: Sequence[datetime]) -> list[datetime]:
-        """Record slots as skipped (insert-if-absent); returns the ones newly recorded."""
+    def record_skipped(
+        self, job_name: str, slots: Sequence[datetime], *, tally: Tally | None = None
+    ) -> list[datetime]:
+        """Record slots as skipped (insert-if-absent); returns the ones newly recorded,
+        counted as ``tally`` when given."""
         ...
 
 
@@ -65,6 +76,9 @@ class ScheduledJob:
     max_attempts: int = 5
     #: SKIP: a slot due while a run still runs is recorded as skipped (``flock -n``).
     overlap: Overlap = Overlap.WAIT
+    #: The registry sets ``overlap`` (one run at a time): a slot due while one runs is held
+    #: back (skipped, or waiting), and counted. Unset, runs may overlap: nothing is held.
+    one_at_a_time: bool = False
 
     @classmethod
     def from_spec(cls, spec: JobSpec) -> ScheduledJob:
@@ -78,6 +92,7 @@ class ScheduledJob:
             rule=MissedRunPolicy(Policy(spec.policy), spec.max_backfill, spec.misfire_grace),
             max_attempts=spec.max_attempts,
             overlap=Overlap(spec.overlap or Overlap.WAIT),
+            one_at_a_time=spec.overlap is not None,
         )
 
 
@@ -254,7 +269,12 @@ class Scheduler:
                 if keep_going is not None and not keep_going():
                     self.loaded = False
                     return events
-                fresh = set(self.runs.record_skipped(job.name, [d.slot for d in skipped]))
+                # Every slot a policy passes over is one it missed (skip, coalesced, over-cap).
+                fresh = set(
+                    self.runs.record_skipped(
+                        job.name, [d.slot for d in skipped], tally=Tally.MISSED_SKIPPED
+                    )
+                )
                 events.extend(
                     RunEvent(job.name, d.slot, d.action, d.reason, d.slot in fresh) for d in skipped
                 )
@@ -267,6 +287,10 @@ class Scheduler:
             results = self.runs.enqueue_runs(
                 [(j.name, d.slot, j.max_attempts) for j, d in chunk],
                 skip_running={j.name for j, _ in chunk if j.overlap == Overlap.SKIP},
+                hold_running={
+                    j.name for j, _ in chunk if j.one_at_a_time and j.overlap == Overlap.WAIT
+                },
+                late={(j.name, d.slot) for j, d in chunk if d.reason == CATCH_UP},
             )
             for (j, d), r in zip(chunk, results, strict=True):
                 if r.created and r.outcome == SlotOutcome.SKIPPED:

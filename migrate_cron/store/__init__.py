@@ -106,7 +106,7 @@ class SlotWriter(Protocol):
 
     def enqueue_run(
         self, job_name: str, scheduled_for: datetime, *, max_attempts: int,
-        skip_if_running: bool = False,
+        skip_if_running: bool = False, hold_if_running: bool = False,
     ) -> RunResult: ...  # fmt: skip
 
     def dispose(self) -> None: ...
@@ -138,7 +138,7 @@ class _FallbackWriter:
 
     def enqueue_run(
         self, job_name: str, scheduled_for: datetime, *, max_attempts: int,
-        skip_if_running: bool = False,
+        skip_if_running: bool = False, hold_if_running: bool = False,
     ) -> RunResult:  # fmt: skip
         from migrate_cron.store.direct import Unsupported
 
@@ -146,15 +146,16 @@ class _FallbackWriter:
             try:
                 return self._writer.enqueue_run(
                     job_name, scheduled_for, max_attempts=max_attempts,
-                    skip_if_running=skip_if_running,
+                    skip_if_running=skip_if_running, hold_if_running=hold_if_running,
                 )  # fmt: skip
             except Unsupported:
                 self._writer.dispose()
                 self._writer = open_store(self._url, prefix=self._prefix)
                 self._fell_back = True
         return self._writer.enqueue_run(
-            job_name, scheduled_for, max_attempts=max_attempts, skip_if_running=skip_if_running
-        )
+            job_name, scheduled_for, max_attempts=max_attempts, skip_if_running=skip_if_running,
+            hold_if_running=hold_if_running,
+        )  # fmt: skip
 
     def dispose(self) -> None:
         self._writer.dispose()

@@ -104,7 +104,23 @@ class StoreBase:
             return literal(self._clock.now() + timedelta(seconds=seconds), UTCDateTime())
         return self._server_after(seconds)
 
+    def hour_sql(self) -> ColumnElement[datetime]:
+        """The start of the current UTC hour on the database's clock (a tally's period)."""
+        if self._clock is not None:
+            from migrate_cron.store.slot_write import hour_of
+
+            return literal(hour_of(self._clock.now()), UTCDateTime())
+        return self._server_hour()
+
     def _server_now(self) -> ColumnElement[datetime]:
+        raise NotImplementedError
+
+    def _server_hour(self) -> ColumnElement[datetime]:
+        raise NotImplementedError
+
+    def _upsert_counts(self, conn: Connection, table: Any, values: dict[str, Any]) -> None:
+        """Insert a ``job_tallies`` row, or add its ``count`` to the row with the same key:
+        one statement (the dialect's upsert), so concurrent writers never lose an increment."""
         raise NotImplementedError
 
     def _server_after(self, seconds: float) -> ColumnElement[datetime]:

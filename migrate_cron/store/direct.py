@@ -68,14 +68,14 @@ class DirectWriter:
 
     def enqueue_run(
         self, job_name: str, scheduled_for: datetime, *, max_attempts: int,
-        skip_if_running: bool = False,
+        skip_if_running: bool = False, hold_if_running: bool = False,
     ) -> RunResult:  # fmt: skip
         """Record the slot and enqueue its job once, in one transaction (``Store.enqueue_run``
         with no payload, kind = ``job_name``)."""
         with self._transaction() as cur:
             return self._write.run(
                 cur, job_name, scheduled_for, max_attempts=max_attempts,
-                skip_if_running=skip_if_running,
+                skip_if_running=skip_if_running, hold_if_running=hold_if_running,
             )  # fmt: skip
 
     def dispose(self) -> None:

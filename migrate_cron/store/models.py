@@ -180,3 +180,20 @@ class Attempt:
     @property
     def duration(self) -> float:
         return (self.finished_at - self.started_at).total_seconds()
+
+
+@dataclass(frozen=True, slots=True)
+class SwitchGains:
+    """What the queue did for one kind since its switch from cron that cron could not have:
+    jobs that failed and then succeeded on a retry (cron would have lost the run), slots held
+    back while a run still ran, slots missed while nothing scheduled (run late by the policy,
+    or passed over), and slots fired by more than one host that ran once."""
+
+    kind: str
+    #: Counted from here (the switch); None: everything on record.
+    since: datetime | None = None
+    rescued: int = 0
+    overlap_held: int = 0
+    missed_run: int = 0
+    missed_skipped: int = 0
+    duplicate_fires: int = 0

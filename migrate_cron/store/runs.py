@@ -6,6 +6,7 @@ row and its job are written in one transaction, insert-if-absent on the key.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -26,11 +27,16 @@ from migrate_cron.store.jobs import JobOps
 from migrate_cron.store.keys import slot_ref
 from migrate_cron.store.models import RunResult
 from migrate_cron.store.slot_write import SlotWrite, SqlAlchemyCursor
-from migrate_cron.vocabulary import JobState, SlotOutcome
+from migrate_cron.store.tallies import TallyOps
+from migrate_cron.vocabulary import JobState, SlotOutcome, Tally
+
+#: A slot: (job_name, scheduled_for in UTC).
+Slot = tuple[str, datetime]
 
 
-class RunOps(JobOps):
-    """Slot bookkeeping for scheduled jobs."""
+class RunOps(JobOps, TallyOps):
+    """Slot bookkeeping for scheduled jobs, and the tallies of what the writes found
+    (``tallies.py``): a slot already recorded, a start held back, a missed slot."""
 
     def enqueue_run(
         self,
@@ -42,20 +48,22 @@ class RunOps(JobOps):
         outcome: str = SlotOutcome.ENQUEUED,
         kind: str | None = None,
         skip_if_running: bool = False,
+        hold_if_running: bool = False,
     ) -> RunResult:
         """Record the slot (job_name, scheduled_for) and, unless skipped, enqueue its job.
 
         Both rows are written in one transaction; the UNIQUE slot key makes concurrent calls
-        from several hosts or schedulers produce one job. ``skip_if_running`` (the job's
-        ``overlap = "skip"``) records the slot as skipped while a job of its kind is running,
-        as ``flock -n`` made cron skip it.
+        from several hosts or schedulers produce one job (the others count a duplicate fire).
+        ``skip_if_running`` (the job's ``overlap = "skip"``) records the slot as skipped while
+        a job of its kind is running, as ``flock -n`` made cron skip it; ``hold_if_running``
+        (``overlap = "wait"``) enqueues it to wait for that run. Both count the start held.
         """
         if outcome not in tuple(SlotOutcome):
             raise ValueError(f"outcome must be 'enqueued' or 'skipped', not {outcome!r}")
         with self.transaction() as conn:
             return self._enqueue_run(
                 conn, job_name, scheduled_for, payload, max_attempts, SlotOutcome(outcome), kind,
-                skip_if_running,
+                skip_if_running, hold_if_running,
             )  # fmt: skip
 
     def enqueue_runs(
@@ -63,10 +71,14 @@ class RunOps(JobOps):
         requests: Sequence[tuple[str, datetime, int]],
         batch: int = 200,
         skip_running: Collection[str] = (),
+        hold_running: Collection[str] = (),
+        late: Collection[Slot] = (),
     ) -> list[RunResult]:
         """``enqueue_run`` for many (job_name, scheduled_for, max_attempts) slots, ``batch``
         per transaction; results in request order. Jobs named in ``skip_running`` get
-        ``skip_if_running``.
+        ``skip_if_running``, in ``hold_running`` ``hold_if_running``. A slot in ``late``
+        ((job_name, slot in UTC): one the scheduler missed, run late by its policy) counts a
+        missed run when this call enqueues it.
 
         A chunk is written in bulk: one read of the slots already recorded, one of the kinds
         running (for ``skip_running``), one multi-row insert of the new jobs and one of the
@@ -84,7 +96,7 @@ class RunOps(JobOps):
             try:
                 with self.transaction() as conn:
                     written = self._enqueue_runs_bulk(
-                        conn, [requests[i] for i in chunk], skip_running
+                        conn, [requests[i] for i in chunk], skip_running, hold_running, late
                     )
             except IntegrityError:
                 written = None
@@ -100,9 +112,21 @@ class RunOps(JobOps):
                             SlotOutcome.ENQUEUED,
                             None,
                             name in skip_running,
+                            name in hold_running,
                         )
                         for name, slot, max_attempts in (requests[i] for i in chunk)
                     ]
+                    caught_up = Counter(
+                        name
+                        for (name, slot, _), r in zip(
+                            (requests[i] for i in chunk), written, strict=True
+                        )
+                        if r.created
+                        and r.job_id is not None
+                        and (name, slot.astimezone(UTC)) in late
+                    )
+                    for name, n in sorted(caught_up.items()):
+                        self._tally(conn, name, Tally.MISSED_RUN, n)
             for i, result in zip(chunk, written, strict=True):
                 results[i] = result
         return [r for r in results if r is not None]
@@ -112,8 +136,10 @@ class RunOps(JobOps):
         conn: Connection,
         requests: Sequence[tuple[str, datetime, int]],
         skip_running: Collection[str],
+        hold_running: Collection[str] = (),
+        late: Collection[Slot] = (),
     ) -> list[RunResult]:
-        """One chunk of ``enqueue_runs`` in a few statements (see there)."""
+        """One chunk of ``enqueue_runs`` in a few statements (see there), and its tallies."""
         job = self.tables.job
         keys = [(name, slot.astimezone(UTC)) for name, slot, _ in requests]
         known: dict[tuple[str, datetime], RunResult] = {}
@@ -126,7 +152,7 @@ class RunOps(JobOps):
             if key not in known:
                 fresh.setdefault(key, max_attempts)
         busy: set[str] = set()
-        watched = sorted({n for n, _ in fresh} & set(skip_running))
+        watched = sorted({n for n, _ in fresh} & (set(skip_running) | set(hold_running)))
         if watched:
             busy = set(
                 conn.execute(
@@ -139,19 +165,26 @@ class RunOps(JobOps):
                     .distinct()
                 ).scalars()
             )
-        enqueued = [key for key in fresh if key[0] not in busy]
+        skipping = busy & set(skip_running)
+        enqueued = [key for key in fresh if key[0] not in skipping]
         job_ids = self._write_slots(
             conn,
-            [(name, slot, _outcome(name in busy)) for name, slot in fresh],
+            [(name, slot, _outcome(name in skipping)) for name, slot in fresh],
             [(name, slot, fresh[(name, slot)]) for name, slot in enqueued],
         )
+        counted: Counter[tuple[str, Tally]] = Counter()
+        counted.update((key[0], Tally.DUPLICATE_FIRE) for key in keys if key in known)
+        counted.update((key[0], Tally.OVERLAP_HELD) for key in fresh if key[0] in busy)
+        counted.update((key[0], Tally.MISSED_RUN) for key in enqueued if key in late)
+        for (name, what), n in sorted(counted.items()):
+            self._tally(conn, name, what, n)
         ids = dict(zip(enqueued, job_ids, strict=True))
         results: list[RunResult] = []
         for key in keys:
             if key in known:
                 results.append(known[key])
                 continue
-            made = RunResult(True, ids.get(key), _outcome(key[0] in busy))
+            made = RunResult(True, ids.get(key), _outcome(key[0] in skipping))
             results.append(made)
             known[key] = RunResult(False, made.job_id, made.outcome)  # a repeat in the chunk
         return results
@@ -269,12 +302,14 @@ class RunOps(JobOps):
         outcome: SlotOutcome,
         kind: str | None,
         skip_if_running: bool = False,
+        hold_if_running: bool = False,
     ) -> RunResult:
         """The cron slot's write (``slot_write.py``): the dialect's named statements, the
         ones ``direct.py`` runs on the driver's cursor, here on ``conn``."""
         return self._slot_write().run(
             SqlAlchemyCursor(conn), job_name, scheduled_for, max_attempts=max_attempts,
             kind=kind, payload=payload, outcome=outcome, skip_if_running=skip_if_running,
+            hold_if_running=hold_if_running,
         )  # fmt: skip
 
     def _slot_write(self) -> SlotWrite:
@@ -309,15 +344,22 @@ class RunOps(JobOps):
         return {r[0]: r[1] for r in rows if names is None or r[0] in names}
 
     def record_skipped(
-        self, job_name: str, slots: Sequence[datetime], batch: int = 500
+        self,
+        job_name: str,
+        slots: Sequence[datetime],
+        batch: int = 500,
+        *,
+        tally: Tally | None = None,
     ) -> list[datetime]:
         """Record slots as ``skipped`` (no job), insert-if-absent; returns the slots newly
         recorded. In transactions of ``batch`` rows: a long outage of a minutely job can mean
-        many thousands of rows."""
+        many thousands of rows. ``tally`` (the scheduler's missed slots) counts the slots
+        newly recorded, in their own transaction."""
         runs = self.tables.scheduled_runs
         fresh: list[datetime] = []
         for i in range(0, len(slots), batch):
             with self.transaction() as conn:
+                before = len(fresh)
                 for s in slots[i : i + batch]:
                     slot = s.astimezone(UTC)
                     values = {
@@ -329,6 +371,8 @@ class RunOps(JobOps):
                     key = ("job_name", "scheduled_for")
                     if self._insert_if_absent(conn, runs, values, key) is not None:
                         fresh.append(slot)
+                if tally is not None:
+                    self._tally(conn, job_name, tally, len(fresh) - before)
         return fresh
 
     def runs(self, job_name: str | None = None, limit: int = 1000) -> list[dict[str, Any]]:

@@ -8,6 +8,12 @@ Two callers differ only in how they reach the database: the Store runs it on a S
 connection (``SqlAlchemyCursor``: its errors wrapped and translated as every Store call's),
 ``direct.py`` on the driver's own cursor (no SQLAlchemy on cron's every-minute path). Standard
 library only.
+
+What the queue did for the slot that no row keeps is counted in ``job_tallies`` in the same
+transaction (``Tally``): a slot another host had already recorded (a duplicate fire made one),
+a slot due while a run still ran (held back by ``overlap``). Only those paths pay for it — the
+usual slot, new and not overlapping, runs the same statements as before. A database at schema
+step 4 has no tallies table: the count is given up inside a savepoint, the slot is written.
 """
 
 from __future__ import annotations
@@ -19,9 +25,10 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from migrate_cron.store.dialects import Stamp, Statements
+from migrate_cron.store.faults import names_missing_table
 from migrate_cron.store.keys import slot_ref, wake_channel
 from migrate_cron.store.results import RunResult
-from migrate_cron.vocabulary import SlotOutcome
+from migrate_cron.vocabulary import SlotOutcome, Tally
 
 if TYPE_CHECKING:  # a Protocol costs a cron call its creation; the type checker alone needs it
     from typing import Protocol
@@ -71,21 +78,29 @@ class SlotWrite:
         payload: Any = None,
         outcome: SlotOutcome = SlotOutcome.ENQUEUED,
         skip_if_running: bool = False,
+        hold_if_running: bool = False,
     ) -> RunResult:
         """Record the slot (job_name, ``slot``) and, unless skipped, enqueue its job of
         ``kind`` (default: the job's name) with ``payload``. A slot recorded before answers
-        what it was."""
+        what it was (and counts a duplicate fire). ``skip_if_running`` (``overlap = "skip"``)
+        records it as skipped while a run of the kind is live; ``hold_if_running``
+        (``overlap = "wait"``) enqueues it all the same: either way the start was held back
+        and is counted."""
         sql = self.sql
         kind = kind or job_name
         slot = slot.astimezone(UTC)
         at = self.bind(slot)
-        busy = skip_if_running and outcome == SlotOutcome.ENQUEUED
-        if busy and _fetch(cur, sql.running, (kind, *self._now())) is not None:
+        watch = (skip_if_running or hold_if_running) and outcome == SlotOutcome.ENQUEUED
+        held = watch and _fetch(cur, sql.running, (kind, *self._now())) is not None
+        if held and skip_if_running:
             outcome = SlotOutcome.SKIPPED
         run_id = self._insert(cur, sql.insert_run, (job_name, at, *self._now(), outcome))
         if run_id is None:
             job_id, was = _fetch(cur, sql.existing_run, (job_name, at))
+            self.tally(cur, kind, Tally.DUPLICATE_FIRE)
             return RunResult(False, job_id, SlotOutcome(was))
+        if held:
+            self.tally(cur, kind, Tally.OVERLAP_HELD)
         if outcome == SlotOutcome.SKIPPED:
             return RunResult(True, None, SlotOutcome.SKIPPED)
         ref = slot_ref(slot)
@@ -96,6 +111,18 @@ class SlotWrite:
             job_id = _fetch(cur, sql.existing_job, (kind, ref))[0]
         cur.execute(sql.link, (job_id, run_id))
         return RunResult(True, int(job_id), SlotOutcome.ENQUEUED)
+
+    def tally(self, cur: Cursor, kind: str, what: Tally, n: int = 1) -> None:
+        """+``n`` on ``kind``'s ``what`` for the current hour, in the caller's transaction;
+        nothing (and no error) where the table is not there yet (schema step 4)."""
+        cur.execute("SAVEPOINT migrate_cron_tally")
+        try:
+            cur.execute(self.sql.tally, (kind, what.value, *self._hour(), n))
+        except Exception as exc:
+            if not names_missing_table(getattr(exc, "orig", None) or exc):
+                raise
+            cur.execute("ROLLBACK TO SAVEPOINT migrate_cron_tally")
+        cur.execute("RELEASE SAVEPOINT migrate_cron_tally")
 
     def bind(self, t: datetime) -> Any:
         """A timestamp as ``schema.UTCDateTime`` binds it on this database."""
@@ -109,6 +136,12 @@ class SlotWrite:
     def _now(self) -> tuple[Any, ...]:
         """ "now" as parameters: none when the statement text says the server's."""
         return () if self.clock is None else (self.bind(self.clock()),)
+
+    def _hour(self) -> tuple[Any, ...]:
+        """The current hour's start as a parameter: none when the text says the server's."""
+        if self.sql.server_hour is not None:
+            return ()
+        return (self.bind(hour_of((self.clock or _utcnow)())),)
 
     def _insert(self, cur: Cursor, statement: str, params: tuple[Any, ...]) -> Any | None:
         """Insert-if-absent: the new row's id, or None when the unique key existed."""
@@ -160,3 +193,8 @@ def _error_code(exc: BaseException) -> Any:
 
 def _utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+def hour_of(t: datetime) -> datetime:
+    """The start of the UTC hour ``t`` falls in: a tally's period."""
+    return t.astimezone(UTC).replace(minute=0, second=0, microsecond=0)

@@ -20,6 +20,7 @@ from migrate_cron.vocabulary import JobState, Mode, Policy
 if TYPE_CHECKING:
     from migrate_cron.migration.progress import ProgressRow
     from migrate_cron.migration.verify import VerifyReport
+    from migrate_cron.ops.bought import Bought
     from migrate_cron.ops.status import StatusReport
     from migrate_cron.registry import JobSpec, Registry, Source
     from migrate_cron.store import Store
@@ -232,6 +233,8 @@ class MigrationRow:
     origins: list[Origin]
     verify: VerifyReport | None
     verify_error: str | None = None
+    #: What the switch has bought for the job (``ops.bought``); None while on cron.
+    bought: Bought | None = None
 
     @property
     def verify_status(self) -> str:
@@ -250,6 +253,13 @@ class MigrationBoard:
     registry_path: str | None
     queue_error: str | None
 
+    @property
+    def bought(self) -> tuple[tuple[str, str, int], ...]:
+        """Every switched job's figures added up (the board's summary)."""
+        from migrate_cron.ops.bought import added_up
+
+        return added_up(r.bought for r in self.rows if r.bought is not None)
+
 
 def migration(store: Store, registry: Registry | None, now: datetime) -> MigrationBoard:
     """``migrations`` (mode, next step) with each job's origins and ``verify`` result."""
@@ -259,6 +269,7 @@ def migration(store: Store, registry: Registry | None, now: datetime) -> Migrati
 
     rows, error = progress(registry, lambda names: store.kind_history(list(names)))
     specs = registry.jobs
+    gains = _since_switch(store, registry) if error is None else {}
     out = []
     for row in rows:
         spec = specs[row.name]
@@ -267,8 +278,14 @@ def migration(store: Store, registry: Registry | None, now: datetime) -> Migrati
             for src in spec.sources
         ]
         report, problem = _verify(store, registry, spec, now)
-        out.append(MigrationRow(row, origins, report, problem))
+        out.append(MigrationRow(row, origins, report, problem, gains.get(row.name)))
     return MigrationBoard(out, registry.path, error)
+
+
+def _since_switch(store: Store, registry: Registry) -> dict[str, Bought]:
+    from migrate_cron.ops.bought import bought, since_switch
+
+    return {k: bought(g) for k, g in since_switch(store, registry).items()}
 
 
 def _verify(

@@ -14,6 +14,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from migrate_cron.metrics import metrics_registry
 from migrate_cron.store import Store, open_store
 from migrate_cron.store.leases import SCHEDULER_LEASE
+from migrate_cron.vocabulary import Tally
 from tests.ops.helpers import EXPECTED, SPECS, build_timeline, clocked_store
 
 
@@ -50,12 +51,18 @@ def test_metrics_endpoint_reports_the_three_numbers_per_kind(
 ) -> None:
     with clocked_store(db_url, table_prefix) as (store, clock):
         build_timeline(store, clock)
+        store.tally("nightly", Tally.MISSED_SKIPPED, 3)
         with serving(store, 86400) as url:
             samples = scrape(url)
     assert value(samples, "migrate_cron_up") == 1
-    # `job` is Prometheus' own label (the scrape target): ours is `cron_job`.
+    # `job` is Prometheus' own label (the scrape target): every series names the job `kind`,
+    # the label the worker's counters use too.
     labels = {key for _, pairs in samples for key, _ in pairs}
-    assert "job" not in labels and "cron_job" in labels
+    assert "job" not in labels and "cron_job" not in labels
+    since = "migrate_cron_since_switch"
+    assert value(samples, since, kind="nightly", what="missed-skipped") == 3
+    assert value(samples, since, kind="nightly", what="rescued") == 0
+    assert value(samples, since, kind="every5", what="duplicate-fire") == 0
     for kind, want in EXPECTED.items():
         assert value(samples, "migrate_cron_failed_jobs", kind=kind) == want["failed"]
         assert value(samples, "migrate_cron_oldest_ready_age_seconds", kind=kind) == pytest.approx(
@@ -76,7 +83,7 @@ def test_metrics_endpoint_reports_the_three_numbers_per_kind(
             else:
                 assert got == pytest.approx(want[key], abs=1e-3)
         if want["schedule"] is not None:
-            lag = value(samples, "migrate_cron_schedule_lag_seconds", cron_job=kind)
+            lag = value(samples, "migrate_cron_schedule_lag_seconds", kind=kind)
             assert lag == pytest.approx(want["schedule"]["lag"], abs=1e-3)
     assert value(samples, "migrate_cron_oldest_ready_age_seconds", kind="email") == pytest.approx(
         420

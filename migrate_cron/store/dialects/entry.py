@@ -61,6 +61,9 @@ class Statements:
     insert_job: str
     existing_job: str
     link: str
+    #: +n on the ``job_tallies`` row of (kind, what, the current hour): an upsert. ``{hour}``
+    #: is the hour "now" falls in, on the server's clock or a parameter as ``{now}``.
+    tally: str
     #: The driver's parameter marker, for ``{now}`` when "now" is a parameter.
     marker: str
     #: The server's "now"; None: always a parameter (the database's clock is the process's).
@@ -70,24 +73,29 @@ class Statements:
     #: Otherwise: the error code of a duplicate key, caught inside a SAVEPOINT.
     dup_key_error: int | None = None
     notifies: bool = False
+    #: The start of the server's current hour, UTC (``{hour}``), where ``server_now`` is set.
+    server_hour: str | None = None
 
     def render(self, prefix: str, *, process_clock: bool) -> Statements:
         """The texts for ``prefix`` (validated by the caller), with "now" a parameter when
         ``process_clock`` or the database has no clock of its own."""
         now = self.marker if process_clock or self.server_now is None else self.server_now
+        hour = self.marker if now == self.marker else (self.server_hour or self.marker)
         texts = {
             name: getattr(self, name)
             .replace("{p}", prefix)
             .replace("{now}", now)
+            .replace("{hour}", hour)
             .replace("{running}", f"'{JobState.RUNNING.value}'")
             .replace("{open}", f"'{JobState.OPEN.value}'")
             for name in ("running", "insert_run", "existing_run", "insert_job", "existing_job",
-                         "link")
+                         "link", "tally")
         }  # fmt: skip
         return Statements(
             **texts,
             marker=self.marker,
             server_now=None if now == self.marker else self.server_now,
+            server_hour=None if hour == self.marker else self.server_hour,
             insert_returns_id=self.insert_returns_id,
             dup_key_error=self.dup_key_error,
             notifies=self.notifies,

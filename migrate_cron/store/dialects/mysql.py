@@ -47,6 +47,10 @@ DIALECT = Dialect(
     collations=COLLATIONS,
 )
 
+#: The start of the current hour on the server's clock, UTC (UTC_TIMESTAMP is fixed for the
+#: statement, so its two reads agree).
+HOUR = "TIMESTAMP(DATE(UTC_TIMESTAMP()), MAKETIME(HOUR(UTC_TIMESTAMP()), 0, 0))"
+
 STATEMENTS = Statements(
     running="SELECT id FROM {p}job WHERE kind = %s AND state = {running} "
     "AND locked_until > {now} LIMIT 1",
@@ -58,8 +62,12 @@ STATEMENTS = Statements(
     "scheduled_for, created_at) VALUES (%s, %s, %s, {open}, 0, %s, {now}, %s, {now})",
     existing_job="SELECT id FROM {p}job WHERE kind = %s AND ref = %s",
     link="UPDATE {p}scheduled_runs SET job_id = %s WHERE id = %s",
+    tally="INSERT INTO {p}job_tallies (kind, what, period_start, count) "
+    "VALUES (%s, %s, {hour}, %s) "
+    "ON DUPLICATE KEY UPDATE count = count + VALUES(count)",
     marker="%s",
     server_now="UTC_TIMESTAMP(6)",
+    server_hour=HOUR,
     insert_returns_id=False,
     dup_key_error=ER_DUP_ENTRY,
 )

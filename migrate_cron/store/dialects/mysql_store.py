@@ -24,8 +24,10 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy import exc as sa_exc
+from sqlalchemy.dialects.mysql import insert as mysql_insert
 
 from migrate_cron.errors import UsageError
+from migrate_cron.store.dialects.mysql import HOUR
 from migrate_cron.store.models import Job, JobState
 from migrate_cron.store.rows import RowClaim
 from migrate_cron.store.schema import UTCDateTime
@@ -50,6 +52,15 @@ class MySQLStore(Store):
 
     def _server_now(self) -> ColumnElement[datetime]:
         return literal_column("UTC_TIMESTAMP(6)", type_=UTCDateTime())
+
+    def _server_hour(self) -> ColumnElement[datetime]:
+        return literal_column(HOUR, type_=UTCDateTime())
+
+    def _upsert_counts(self, conn: Connection, table: Any, values: dict[str, Any]) -> None:
+        stmt = mysql_insert(table).values(values)
+        conn.execute(
+            stmt.on_duplicate_key_update({"count": table.c["count"] + stmt.inserted["count"]})
+        )
 
     def _server_after(self, seconds: float) -> ColumnElement[datetime]:
         micros = round(seconds * 1_000_000)

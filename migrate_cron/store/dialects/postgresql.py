@@ -45,9 +45,14 @@ STATEMENTS = Statements(
     "SELECT ins.id, pg_notify(%s, ins.kind) FROM ins",
     existing_job="SELECT id FROM {p}job WHERE kind = %s AND ref = %s",
     link="UPDATE {p}scheduled_runs SET job_id = %s WHERE id = %s",
+    tally="INSERT INTO {p}job_tallies (kind, what, period_start, count) "
+    "VALUES (%s, %s, {hour}, %s) "
+    "ON CONFLICT (kind, what, period_start) DO UPDATE SET count = {p}job_tallies.count + "
+    "EXCLUDED.count",
     marker="%s",
     server_now="now()",
     notifies=True,
+    server_hour="to_timestamp(floor(extract(epoch FROM now()) / 3600) * 3600)",
 )
 
 #: The direct writer's transactions begin with the driver's own (implicit) BEGIN.

@@ -79,6 +79,20 @@ class PostgresStore(Store):
     def _server_after(self, seconds: float) -> ColumnElement[datetime]:
         return (func.now() + literal(timedelta(seconds=seconds))).cast(UTCDateTime())
 
+    def _server_hour(self) -> ColumnElement[datetime]:
+        """Whole hours since the epoch: ``date_trunc`` would cut in the session's time zone."""
+        epoch = func.floor(func.extract("epoch", func.now()) / 3600) * 3600
+        return func.to_timestamp(epoch, type_=UTCDateTime())
+
+    def _upsert_counts(self, conn: Connection, table: Any, values: dict[str, Any]) -> None:
+        stmt = pg_insert(table).values(values)
+        conn.execute(
+            stmt.on_conflict_do_update(
+                index_elements=list(table.primary_key.columns),
+                set_={"count": table.c["count"] + stmt.excluded["count"]},
+            )
+        )
+
     def seconds_between(self, start: Any, end: Any) -> ColumnElement[Any]:
         return cast(func.extract("epoch", end - start), Float)
 

@@ -49,6 +49,8 @@ STATEMENTS = Statements(
     "ON CONFLICT (kind, ref) DO NOTHING RETURNING id",
     existing_job="SELECT id FROM {p}job WHERE kind = ? AND ref = ?",
     link="UPDATE {p}scheduled_runs SET job_id = ? WHERE id = ?",
+    tally="INSERT INTO {p}job_tallies (kind, what, period_start, count) VALUES (?, ?, {hour}, ?) "
+    "ON CONFLICT (kind, what, period_start) DO UPDATE SET count = count + excluded.count",
     marker="?",
     server_now=None,
 )

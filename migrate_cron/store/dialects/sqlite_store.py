@@ -15,6 +15,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from migrate_cron.store.models import Job
 from migrate_cron.store.rows import RowClaim
 from migrate_cron.store.schema import UTCDateTime
+from migrate_cron.store.slot_write import hour_of
 from migrate_cron.store.store import Store
 
 
@@ -26,6 +27,18 @@ class SQLiteStore(Store):
 
     def _server_after(self, seconds: float) -> ColumnElement[datetime]:
         return literal(datetime.now(UTC) + timedelta(seconds=seconds), UTCDateTime())
+
+    def _server_hour(self) -> ColumnElement[datetime]:
+        return literal(hour_of(datetime.now(UTC)), UTCDateTime())
+
+    def _upsert_counts(self, conn: Connection, table: Any, values: dict[str, Any]) -> None:
+        stmt = sqlite_insert(table).values(values)
+        conn.execute(
+            stmt.on_conflict_do_update(
+                index_elements=list(table.primary_key.columns),
+                set_={"count": table.c["count"] + stmt.excluded["count"]},
+            )
+        )
 
     def seconds_between(self, start: Any, end: Any) -> ColumnElement[Any]:
         # julianday() reads our 'YYYY-MM-DD HH:MM:SS.ffffff' text to the millisecond; rounding
