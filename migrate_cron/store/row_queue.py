@@ -59,6 +59,7 @@ from migrate_cron.vocabulary import JobState
 if TYPE_CHECKING:
     from migrate_cron.registry import StatusValue, TableSpec
     from migrate_cron.store.store import Store
+    from migrate_cron.store.workers import WorkerInfo
 
 REAP_ERROR = "lease expired: the worker stopped heartbeating"
 
@@ -129,6 +130,15 @@ class RowQueue:
 
     def paused(self) -> dict[str, str]:
         return {}
+
+    def worker_started(self, info: WorkerInfo) -> bool:  # the worker rows: the queue's tables
+        return self.store.worker_started(info)
+
+    def worker_seen(self, info: WorkerInfo, in_flight: int) -> bool:
+        return self.store.worker_seen(info, in_flight)
+
+    def worker_stopped(self, name: str) -> bool:
+        return self.store.worker_stopped(name)
 
     def acquire_lease(self, name: str, holder: str, ttl: float) -> bool:
         """Every worker reaps (see the module docstring): the turn is always ours."""
