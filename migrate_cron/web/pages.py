@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from migrate_cron.errors import MigrateCronError
-from migrate_cron.vocabulary import JobState, Mode, Policy
+from migrate_cron.vocabulary import JobState, Mode, Policy, WorkerState
 
 if TYPE_CHECKING:
     from migrate_cron.migration.progress import ProgressRow
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from migrate_cron.registry import JobSpec, Registry, Source
     from migrate_cron.store import Store
     from migrate_cron.store.models import Attempt, Job
+    from migrate_cron.store.workers import WorkerRecord
 
 #: Rows on one page of the Failed shelf (an id cursor pages further, like ``jobs list``).
 FAILED_PAGE = 100
@@ -274,20 +275,43 @@ def _verify(
 
 
 # ---------------------------------------------------------------------- workers
+#: Seconds since a worker's last heartbeat after which it is gone (when it holds no live
+#: lease either): three default heartbeats, the default lease. ``job_workers`` does not keep
+#: each worker's ``--heartbeat``; a worker that beats less often is still alive while a job
+#: it holds has its lease running.
+GONE_AFTER = 30.0
+
+
 @dataclass(frozen=True)
 class WorkerRow:
-    """A worker as the queue sees it: the jobs it holds and its newest lease. No table lists
-    idle workers (``verify``'s liveness says the same), so a worker shows itself by running
-    jobs; its heartbeat renews the lease, so ``lease_left`` > 0 means it heartbeated within
-    one lease length."""
+    """A worker: its ``job_workers`` row (where the database has the table and the worker
+    wrote one) and the running jobs it holds (``locked_by``). Its heartbeat renews both, so
+    a recent ``last_seen`` or a lease still running means it is alive; a worker that said
+    goodbye is stopped; any other is gone."""
 
     name: str
     jobs: list[Job]
     lease_left: float | None
+    record: WorkerRecord | None = None
+    gone_after: float = GONE_AFTER
+
+    @property
+    def state(self) -> WorkerState:
+        if self.record is not None and self.record.stopped_at is not None:
+            return WorkerState.STOPPED
+        if self.record is not None and self.record.seen_ago <= self.gone_after:
+            return WorkerState.ALIVE
+        if self.lease_left is not None and self.lease_left > 0:
+            return WorkerState.ALIVE
+        return WorkerState.GONE
 
     @property
     def alive(self) -> bool:
-        return self.lease_left is not None and self.lease_left > 0
+        return self.state is WorkerState.ALIVE
+
+    @property
+    def seen_ago(self) -> float | None:
+        return self.record.seen_ago if self.record is not None else None
 
 
 @dataclass(frozen=True)
@@ -295,15 +319,24 @@ class WorkerBoard:
     workers: list[WorkerRow]
     leader: tuple[str, float] | None
     running_total: int
+    #: Whether the database keeps worker rows (schema step 5): without them only workers
+    #: that run jobs show.
+    rows_kept: bool = True
+
+    def count(self, state: str) -> int:
+        return sum(1 for w in self.workers if w.state == state)
 
 
-def workers(store: Store) -> WorkerBoard:
+def workers(store: Store, gone_after: float = GONE_AFTER) -> WorkerBoard:
+    """Every worker seen in the last day, idle or busy, and those only running jobs name."""
     from migrate_cron.store.leases import SCHEDULER_LEASE
 
     now = store.db_now()
     running = store.list_jobs(state=JobState.RUNNING, limit=RUNNING_LIMIT)
     total = store.count_jobs(states=(JobState.RUNNING,))
-    return WorkerBoard(group_workers(running, now), _leader(store, now, SCHEDULER_LEASE), total)
+    rows = merge_workers(store.workers(), group_workers(running, now), gone_after)
+    leader = _leader(store, now, SCHEDULER_LEASE)
+    return WorkerBoard(rows, leader, total, store.console_enabled())
 
 
 def group_workers(running: Sequence[Job], now: datetime) -> list[WorkerRow]:
@@ -316,3 +349,31 @@ def group_workers(running: Sequence[Job], now: datetime) -> list[WorkerRow]:
         left = (max(leases) - now).total_seconds() if leases else None
         rows.append(WorkerRow(name, sorted(jobs, key=lambda j: j.id), left))
     return rows
+
+
+#: The order of the states on the page: who works, who vanished, who left.
+STATE_ORDER = {WorkerState.ALIVE: 0, WorkerState.GONE: 1, WorkerState.STOPPED: 2}
+
+
+def merge_workers(
+    records: Sequence[WorkerRecord], busy: Sequence[WorkerRow], gone_after: float = GONE_AFTER
+) -> list[WorkerRow]:
+    """The worker rows with the jobs each holds, and the workers known only from running jobs
+    (a worker of an older version, a database before step 5); alive first, then by host."""
+    holding = {w.name: w for w in busy}
+    rows = [
+        WorkerRow(
+            r.name,
+            holding[r.name].jobs if r.name in holding else [],
+            holding[r.name].lease_left if r.name in holding else None,
+            r,
+            gone_after,
+        )
+        for r in records
+    ]
+    known = {r.name for r in records}
+    rows += [replace(w, gone_after=gone_after) for w in busy if w.name not in known]
+    return sorted(
+        rows,
+        key=lambda w: (STATE_ORDER[w.state], w.record.host if w.record else "", w.name),
+    )
