@@ -180,3 +180,26 @@ def test_the_workers_page_tells_alive_stopped_and_gone(
     assert "can run as any user" in page and "host-idle" in page
     assert re.search(r'id="workers-alive">2<', page) and re.search(r'id="workers-gone">1<', page)
     assert TOKEN not in page
+
+
+def test_the_console_on_a_database_at_step_4(
+    store: Store, world: Seeded, registry: Path, db_url: str, table_prefix: str
+) -> None:
+    """Before ``db upgrade`` to step 5: the pages show what the queue holds, workers only
+    from their running jobs, and the actions act without a record."""
+    for table in (store.tables.workers, store.tables.actions, store.tables.tallies):
+        table.drop(store.engine)
+    old = open_store(db_url, prefix=table_prefix)
+    try:
+        web, _ = app_for(old, registry)
+        with web:
+            page = web.get("/workers").text
+            assert "keeps no worker rows yet" in page and f'data-worker="{WORKER}"' in page
+            assert web.get(f"/jobs/{world.failed[0]}").status_code == 200
+            csrf = sign_in(web)
+            paused = web.post("/actions/pause", data={"csrf": csrf, "kind": KIND})
+            assert paused.status_code == 200 and "no action recorded on this kind" in paused.text
+            assert KIND in old.paused()
+    finally:
+        old.dispose()
+        store.create_schema()  # for the fixture's drop
