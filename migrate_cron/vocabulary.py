@@ -174,3 +174,28 @@ class Tally(Word):
     MISSED_RUN = "missed-run"
     #: A slot missed while the scheduler was down, passed over by the policy.
     MISSED_SKIPPED = "missed-skipped"
+
+
+class Action(Word):
+    """What an operator did (``job_actions.action``), from the console or the CLI."""
+
+    #: Named jobs back to open (``jobs retry IDS``, the Retry button).
+    RETRY = "retry"
+    #: Every failed job of a kind (or of all kinds) back to open (``jobs retry --kind``).
+    RETRY_FAILED = "retry-failed"
+    CANCEL = "cancel"
+    #: A new job of a kind, due at once, outside its schedule (``jobs run``).
+    RUN_NOW = "run-now"
+    PAUSE = "pause"
+    RESUME = "resume"
+
+
+class WorkerState(Word):
+    """What the Workers page says of a worker process (``job_workers``)."""
+
+    #: Heartbeated recently.
+    ALIVE = "alive"
+    #: Said goodbye: a graceful stop wrote ``stopped_at``.
+    STOPPED = "stopped"
+    #: Neither: it stopped heartbeating without a goodbye (killed, host down, cut off).
+    GONE = "gone"

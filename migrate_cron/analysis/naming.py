@@ -150,7 +150,7 @@ def _truncates(chain: Sequence[object]) -> bool:
 def _heartbeat(target: str) -> str:
     """A job that only stamps a file is that file's heartbeat."""
     stem = slug(_stem(target).lstrip(".").split(".")[0]) or "file"
-    return stem if "heartbeat" in stem or "alive" in stem else f"{stem}-heartbeat"
+    return stem if any(w in stem for w in ("heartbeat", "alive")) else f"{stem}-heartbeat"
 
 
 def _output_name(script: Script) -> Naming | None:

@@ -69,6 +69,7 @@ COMMAND_MODULES = (
     "simulate",
     "status",
     "jobs",
+    "jobs_run",  # jobs run
     "pause",  # pause, resume
     "cleanup",
     "metrics",

@@ -1,4 +1,5 @@
-"""``migrate-cron cleanup``: delete old finished jobs and old slot rows in short chunks.
+"""``migrate-cron cleanup``: delete old finished jobs and old slot rows in short chunks, and
+the rows of workers and operators' actions by the same retentions.
 
 Each chunk is its own transaction of at most ``--batch`` rows, so workers keep claiming while
 it runs. The newest ``scheduled_runs`` row of every job is always kept: the run-once and
@@ -26,14 +27,16 @@ def cleanup(
         str,
         typer.Option(
             "--done-older-than",
-            help="Delete done jobs (and old slot rows) older than this; 'never' keeps them.",
+            help="Delete done jobs (and old slot rows, and the rows of workers not seen since) "
+            "older than this; 'never' keeps them.",
         ),
     ] = "7d",
     failed_older_than: Annotated[
         str,
         typer.Option(
             "--failed-older-than",
-            help="Delete failed and cancelled jobs older than this; 'never' keeps them.",
+            help="Delete failed and cancelled jobs (and the operators' action log) older than "
+            "this; 'never' keeps them.",
         ),
     ] = "90d",
     batch: Annotated[
@@ -49,6 +52,11 @@ def cleanup(
     than --failed-older-than, and scheduled_runs rows older than
     --done-older-than except the newest one per job (the missed-run policies
     need it). Each chunk is its own short transaction.
+
+    The Workers page's rows of workers not seen for --done-older-than, and
+    the action log's rows (who retried, cancelled, paused…) older than
+    --failed-older-than, go too: an incident's actions are kept as long as
+    its failed jobs.
     """
     from migrate_cron.cli.common import open_store, print_json
     from migrate_cron.store.timeouts import Use
@@ -81,6 +89,8 @@ def cleanup(
                 "failed": result.failed,
                 "cancelled": result.cancelled,
                 "scheduled_runs": result.scheduled_runs,
+                "workers": result.workers,
+                "actions": result.actions,
             }
         )
         return
@@ -88,6 +98,10 @@ def cleanup(
         f"removed {result.done} done, {result.failed} failed and {result.cancelled} cancelled "
         f"job(s), and {result.scheduled_runs} old scheduled_runs row(s)\n"
     )
+    if result.workers or result.actions:
+        sys.stdout.write(
+            f"removed {result.workers} worker row(s) and {result.actions} action log row(s)\n"
+        )
 
 
 def _age(text: str, option: str) -> float | None:

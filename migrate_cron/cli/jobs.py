@@ -1,4 +1,5 @@
-"""``migrate-cron jobs``: look at single jobs and act on them (list, show, retry, cancel).
+"""``migrate-cron jobs``: look at single jobs and act on them (list, show, retry, cancel;
+``jobs run`` is ``jobs_run.py``). What acts is recorded in the action log as the OS user.
 
 Bulk changes run in chunks, each chunk its own short transaction, and ask first: a prompt on a
 terminal, ``--yes`` otherwise (without a terminal and without ``--yes`` they refuse rather than
@@ -10,23 +11,18 @@ from __future__ import annotations
 import contextlib
 import sys
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from migrate_cron.cli.common import DatabaseUrl, JsonFlag, RegistryPath, TablePrefix
+from migrate_cron.cli.actor import cli_actor
+from migrate_cron.cli.common import DatabaseUrl, JsonFlag, TablePrefix
 from migrate_cron.cli.jobs_list import at as _at
 from migrate_cron.cli.jobs_list import first_line as _first_line
 from migrate_cron.cli.jobs_list import job_dict as _job_dict
 from migrate_cron.cli.jobs_list import list_jobs
-from migrate_cron.config import DEFAULT_REGISTRY
 from migrate_cron.store.dialects import DEFAULT_DATABASE_URL
-from migrate_cron.vocabulary import (
-    CANCELLABLE_STATES,
-    RETRYABLE_STATES,
-    UNFINISHED_STATES,
-    JobState,
-)
+from migrate_cron.vocabulary import CANCELLABLE_STATES, RETRYABLE_STATES, JobState
 
 if TYPE_CHECKING:
     from migrate_cron.store import Store
@@ -140,7 +136,13 @@ def retry(
             f"Retry {what} (back to open, attempts reset, run now)?", yes, "retry"
         ):
             raise typer.Exit(1)
-        done = store.retry(ids or None, kind=kind, all_failed=all_failed, states=states) if n else 0
+        done = (
+            0
+            if not n
+            else store.retry(
+                ids or None, kind=kind, all_failed=all_failed, states=states, actor=cli_actor()
+            )
+        )
     _report("retried", done, ids, "failed or cancelled", as_json)
 
 
@@ -171,7 +173,7 @@ def cancel(
             f"Cancel {_what(n, ids, None, 'open, running or failed')}?", yes, "cancel"
         ):
             raise typer.Exit(1)
-        done = store.cancel(ids) if n else 0
+        done = store.cancel(ids, actor=cli_actor()) if n else 0
     if running:
         info(
             f"note: {running} of them were running: their workers stop them at the next "
@@ -233,76 +235,3 @@ def _report(verb: str, n: int, ids: list[int] | None, states: str, as_json: bool
 
 def _indent(text: str) -> str:
     return "".join(f"  {line}\n" for line in text.splitlines() or [""])
-
-
-@jobs_app.command("run")
-def run_now(
-    name: Annotated[str, typer.Argument(help="The job (registry name).", show_default=False)],
-    payload: Annotated[
-        str | None,
-        typer.Option(
-            "--payload", help="JSON data for the job (a handler's argument).", show_default=False
-        ),
-    ] = None,
-    wait: Annotated[
-        bool,
-        typer.Option(
-            "--wait", help="Wait for a worker to run it; print the outcome; exit 1 if it failed."
-        ),
-    ] = False,
-    timeout: Annotated[
-        float | None,
-        typer.Option(
-            "--timeout",
-            help="With --wait: give up after this many seconds (exit 2).",
-            show_default=False,
-        ),
-    ] = None,
-    as_json: JsonFlag = False,
-    registry: RegistryPath = DEFAULT_REGISTRY,
-    database_url: DatabaseUrl = DEFAULT_DATABASE_URL,
-    table_prefix: TablePrefix = "",
-) -> None:
-    """Run a job now, outside its schedule (after fixing bad data, say): a new job of that
-    kind, due at once, with the registry's max_attempts; a worker runs it.
-
-    Example: migrate-cron jobs run invoices-export --wait
-    """
-    import json
-
-    from migrate_cron.cli.common import info, print_json
-    from migrate_cron.errors import UsageError
-    from migrate_cron.ops.job_wait import wait_finished
-    from migrate_cron.registry import load_registry
-
-    spec = load_registry(registry).get(name)
-    data: Any = None
-    if payload is not None:
-        try:
-            data = json.loads(payload)
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"--payload is not JSON: {exc}") from None
-    with _store(database_url, table_prefix) as store:
-        job_id = store.enqueue(spec.name, data, max_attempts=spec.max_attempts).job_id
-        if not wait:
-            if as_json:
-                print_json({"job": spec.name, "job_id": job_id, "state": JobState.OPEN})
-            else:
-                info(f"enqueued {spec.name} as job {job_id}; `migrate-cron jobs show {job_id}`")
-            return
-        job = wait_finished(store, job_id, timeout)
-    if job is not None and job.state in UNFINISHED_STATES:
-        info(f"job {job_id} is still {job.state} after {timeout:g}s (is a worker running?)")
-        raise typer.Exit(2)
-    assert job is not None
-    if as_json:
-        print_json(
-            {"job": spec.name, "job_id": job_id, "state": job.state, "attempts": job.attempts,
-             "last_error": job.last_error, "output": job.output}
-        )  # fmt: skip
-    else:
-        info(f"job {job_id} ({spec.name}): {job.state} after {job.attempts} attempt(s)")
-        if job.last_error and job.state != JobState.DONE:
-            info(f"last error: {job.last_error.splitlines()[0][:300]}")
-    if job.state != JobState.DONE:
-        raise typer.Exit(1)

@@ -54,6 +54,7 @@ def resume(
 
 def change(names: list[str], on: bool, as_json: bool, url: str, prefix: str) -> None:
     """Pause or resume ``names`` (kinds, or the scheduler's own name) and say what changed."""
+    from migrate_cron.cli.actor import cli_actor
     from migrate_cron.cli.common import open_store
     from migrate_cron.errors import UsageError
     from migrate_cron.store.leases import SCHEDULER_PAUSE
@@ -65,7 +66,10 @@ def change(names: list[str], on: bool, as_json: bool, url: str, prefix: str) -> 
         raise UsageError(f"not a job kind: {', '.join(map(repr, bad))}")
     store = open_store(url, prefix)
     try:
-        changed = store.pause(names, _who()) if on else store.resume(names)
+        actor = cli_actor()
+        changed = (
+            store.pause(names, _who(), actor=actor) if on else store.resume(names, actor=actor)
+        )
         now = store.paused()
     finally:
         store.dispose()

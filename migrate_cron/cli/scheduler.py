@@ -120,10 +120,11 @@ def scheduler(
         from migrate_cron.cli.pause import change
         from migrate_cron.errors import UsageError
         from migrate_cron.store.leases import SCHEDULER_PAUSE
+        from migrate_cron.vocabulary import Action
 
-        if action not in ("pause", "resume"):
+        if action not in (Action.PAUSE, Action.RESUME):
             raise UsageError(f"scheduler {action}: use `scheduler pause` or `scheduler resume`")
-        change([SCHEDULER_PAUSE], action == "pause", as_json, database_url, table_prefix)
+        change([SCHEDULER_PAUSE], action == Action.PAUSE, as_json, database_url, table_prefix)
         return
 
     from migrate_cron.cli.common import open_store

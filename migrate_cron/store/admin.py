@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import (
+    Connection,
     Text,
     case,
     cast,
@@ -22,17 +23,22 @@ from sqlalchemy import (
     update,
 )
 
-from migrate_cron.store.attempts import AttemptOps
+from migrate_cron.store.actions import ActionOps, Actor
 from migrate_cron.store.base import aware
 from migrate_cron.store.models import (
     CleanupResult,
     Job,
     KindHistory,
 )
-from migrate_cron.vocabulary import CANCELLABLE_STATES, RETRYABLE_STATES, JobState
+from migrate_cron.store.workers import WorkerOps
+from migrate_cron.vocabulary import CANCELLABLE_STATES, RETRYABLE_STATES, Action, JobState
+
+#: What a chunked change calls in its last transaction: (connection, ids changed when the
+#: change named jobs, rows changed in all). The action log's record (``actions.py``).
+Then = Callable[[Connection, list[int], int], object]
 
 
-class AdminOps(AttemptOps):
+class AdminOps(ActionOps, WorkerOps):
     """What ``jobs``, ``cleanup``, ``verify`` and ``migrations`` need."""
 
     # ------------------------------------------------------------------ operator side
@@ -113,15 +119,23 @@ class AdminOps(AttemptOps):
         all_failed: bool = False,
         states: Sequence[str] = RETRYABLE_STATES,
         batch: int = 1000,
+        actor: Actor | None = None,
     ) -> int:
-        """Put failed (or cancelled) jobs back to ``open`` now, attempts reset. In chunks."""
+        """Put failed (or cancelled) jobs back to ``open`` now, attempts reset. In chunks.
+        With ``actor``, recorded in the action log (with the change, when it fits a chunk)."""
         job = self.tables.job
         cond: list[Any] = [job.c.state.in_(list(states))]
+        then: Then | None = None
         if ids is not None:
             cond.append(job.c.id.in_(list(ids)))
-        elif kind is not None:
-            cond.append(job.c.kind == kind)
-        elif not all_failed:
+            if actor is not None:
+                then = self._then_jobs(actor, Action.RETRY, ids)
+        elif kind is not None or all_failed:
+            if kind is not None:
+                cond.append(job.c.kind == kind)
+            if actor is not None:
+                then = self._then_kind(actor, Action.RETRY_FAILED, kind)
+        else:
             return 0
         return self._chunked_update(
             cond,
@@ -134,11 +148,12 @@ class AdminOps(AttemptOps):
                 "finished_at": None,
             },
             batch,
+            then,
         )
 
-    def cancel(self, ids: Sequence[int], batch: int = 1000) -> int:
+    def cancel(self, ids: Sequence[int], batch: int = 1000, *, actor: Actor | None = None) -> int:
         """Cancel jobs that have not finished; a worker never runs an open cancelled job and
-        the fenced finish of a running one changes nothing."""
+        the fenced finish of a running one changes nothing. ``actor``: as for ``retry``."""
         job = self.tables.job
         cond = [
             job.c.id.in_(list(ids)),
@@ -148,12 +163,18 @@ class AdminOps(AttemptOps):
             cond,
             {"state": JobState.CANCELLED, "finished_at": self.now_sql(), "locked_until": None},
             batch,
+            self._then_jobs(actor, Action.CANCEL, ids) if actor is not None else None,
         )
 
-    def _chunked_update(self, cond: list[Any], values: dict[str, Any], batch: int) -> int:
+    def _chunked_update(
+        self, cond: list[Any], values: dict[str, Any], batch: int, then: Then | None = None
+    ) -> int:
+        """``then`` runs in the last chunk's transaction: the one that changed the rows when
+        they fit one chunk (fewer than ``batch``)."""
         job = self.tables.job
         total = 0
         last_id = 0
+        changed: list[int] = []
         while True:
             with self.transaction() as conn:
                 chunk = list(
@@ -164,14 +185,27 @@ class AdminOps(AttemptOps):
                         .limit(batch)
                     ).scalars()
                 )
-                if not chunk:
+                if chunk:
+                    last_id = chunk[-1]
+                    total += int(
+                        conn.execute(
+                            update(job).where(job.c.id.in_(chunk), *cond).values(**values)
+                        ).rowcount
+                    )
+                    if then is not None:
+                        changed += chunk
+                if len(chunk) < batch:
+                    if then is not None:
+                        then(conn, changed, total)
                     return total
-                last_id = chunk[-1]
-                total += int(
-                    conn.execute(
-                        update(job).where(job.c.id.in_(chunk), *cond).values(**values)
-                    ).rowcount
-                )
+
+    def _then_jobs(self, actor: Actor, action: Action, ids: Sequence[int]) -> Then:
+        return lambda conn, changed, _n: self._record_jobs(conn, actor, action, ids, set(changed))
+
+    def _then_kind(self, actor: Actor, action: Action, kind: str | None) -> Then:
+        detail = None if kind is not None else "every kind"
+        row = {"kind": kind, "job_id": None, "detail": detail}
+        return lambda conn, _ids, n: self._record(conn, actor, action, [{**row, "changed": n}])
 
     def cleanup(
         self,
@@ -193,9 +227,20 @@ class AdminOps(AttemptOps):
         runs = (
             0 if done_older_than is None else self._delete_runs(done_older_than, batch, on_progress)
         )
-        return CleanupResult(
-            counts[JobState.DONE], counts[JobState.FAILED], counts[JobState.CANCELLED], runs
+        # Worker rows age like done jobs, operators' actions like failed ones (an incident is
+        # read back as long as its failed jobs are kept).
+        workers = (
+            0 if done_older_than is None else self._prune_workers(done_older_than, on_progress)
         )
+        actions = (
+            0
+            if failed_older_than is None
+            else self._prune_actions(failed_older_than, batch, on_progress)
+        )
+        return CleanupResult(
+            counts[JobState.DONE], counts[JobState.FAILED], counts[JobState.CANCELLED], runs,
+            workers, actions,
+        )  # fmt: skip
 
     def _delete_finished(
         self, state: str, age: float, batch: int, on_progress: Callable[[str, int], None] | None

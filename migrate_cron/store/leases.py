@@ -7,13 +7,16 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy import (
+    Connection,
     delete,
     or_,
     select,
     update,
 )
 
+from migrate_cron.store.actions import ActionOps, Actor
 from migrate_cron.store.base import StoreBase
+from migrate_cron.vocabulary import Action
 
 
 class LeaseOps(StoreBase):
@@ -68,11 +71,13 @@ PAUSE_PREFIX = "paused:"
 SCHEDULER_PAUSE = "@scheduler"
 
 
-class PauseOps(StoreBase):
+class PauseOps(ActionOps):
     """Paused kinds (workers do not claim them) and a paused scheduler (it records no slot):
-    one ``leases`` row each, so every worker and scheduler sees the same switch."""
+    one ``leases`` row each, so every worker and scheduler sees the same switch. With an
+    ``actor``, each name is recorded in the action log in the same transaction (changed 1 if
+    this call paused or resumed it, 0 if it already was)."""
 
-    def pause(self, names: list[str], by: str) -> list[str]:
+    def pause(self, names: list[str], by: str, *, actor: Actor | None = None) -> list[str]:
         """Pause kinds (or ``SCHEDULER_PAUSE``); returns the ones newly paused."""
         from migrate_cron.store.claim import LOCK_ROW_EXPIRES
 
@@ -88,9 +93,10 @@ class PauseOps(StoreBase):
                 )
                 if created is not None:
                     fresh.append(name)
+            self._record_names(conn, actor, Action.PAUSE, names, fresh)
         return fresh
 
-    def resume(self, names: list[str]) -> list[str]:
+    def resume(self, names: list[str], *, actor: Actor | None = None) -> list[str]:
         """Lift pauses; returns the ones that were paused."""
         leases = self.tables.leases
         lifted = []
@@ -99,7 +105,23 @@ class PauseOps(StoreBase):
                 res = conn.execute(delete(leases).where(leases.c.name == PAUSE_PREFIX + name))
                 if res.rowcount:
                     lifted.append(name)
+            self._record_names(conn, actor, Action.RESUME, names, lifted)
         return lifted
+
+    def _record_names(
+        self,
+        conn: Connection,
+        actor: Actor | None,
+        action: Action,
+        names: list[str],
+        changed: list[str],
+    ) -> None:
+        if actor is not None:
+            rows = [
+                {"kind": n, "job_id": None, "detail": None, "changed": int(n in changed)}
+                for n in dict.fromkeys(names)
+            ]
+            self._record(conn, actor, action, rows)
 
     def paused(self) -> dict[str, str]:
         """Every pause: name (a kind, or ``SCHEDULER_PAUSE``) → who paused it."""

@@ -48,6 +48,10 @@ class CleanupResult:
     failed: int
     cancelled: int
     scheduled_runs: int
+    #: Rows of workers not seen within the done jobs' retention.
+    workers: int = 0
+    #: Operators' actions older than the failed jobs' retention.
+    actions: int = 0
 
 
 @dataclass(frozen=True, slots=True)

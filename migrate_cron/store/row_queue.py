@@ -49,9 +49,10 @@ from sqlalchemy import (
 )
 
 from migrate_cron.errors import ConfigError, SchemaMissing
-from migrate_cron.store.base import Listener, storable
+from migrate_cron.store.base import storable
 from migrate_cron.store.fence import FenceColumns, not_recorded
 from migrate_cron.store.models import AttemptRun, Job, ReapResult
+from migrate_cron.store.row_queue_quiet import RowQueueQuiet
 from migrate_cron.store.rows import CLAIM_COLUMNS, RowClaim
 from migrate_cron.store.schema import UTCDateTime
 from migrate_cron.vocabulary import JobState
@@ -63,7 +64,7 @@ if TYPE_CHECKING:
 REAP_ERROR = "lease expired: the worker stopped heartbeating"
 
 
-class RowQueue:
+class RowQueue(RowQueueQuiet):
     """The named operations of ``worker/source.py`` on a business table."""
 
     supports_listen = False
@@ -115,25 +116,6 @@ class RowQueue:
             )
 
     # ------------------------------------------------------------------ what the loop asks
-    def listener(self) -> Listener:
-        return Listener()
-
-    def get(self, job_id: int) -> Job | None:
-        """A business row is never cancelled by an operator: nothing to look up."""
-        return None
-
-    def attempts_enabled(self) -> bool:
-        """No history table applies here (the row keeps its ``last_error``): nothing to
-        upgrade, so the loop has nothing to warn about."""
-        return True
-
-    def paused(self) -> dict[str, str]:
-        return {}
-
-    def acquire_lease(self, name: str, holder: str, ttl: float) -> bool:
-        """Every worker reaps (see the module docstring): the turn is always ours."""
-        return True
-
     # ------------------------------------------------------------------ claiming
     def _value(self, value: StatusValue) -> ColumnElement[Any]:
         """A status value rendered into the statement: PostgreSQL then matches the partial
@@ -238,10 +220,6 @@ class RowQueue:
                     select(self._key).where(self._keys(ids), *self._fence(worker_id))
                 ).scalars()
             )
-
-    def write_output(self, worker_id: str, outputs: Mapping[int, str]) -> int:
-        """Nothing: a business row has no place for a run's output (see ``complete``)."""
-        return 0
 
     def complete(
         self,

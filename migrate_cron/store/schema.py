@@ -27,6 +27,7 @@ from sqlalchemy import (
     Column,
     DateTime,
     Dialect,
+    Float,
     Index,
     Integer,
     MetaData,
@@ -325,6 +326,8 @@ def build_tables(
         Column("pid", Integer, nullable=True),
         Column("concurrency", Integer, nullable=False, server_default="1"),
         Column("in_flight", Integer, nullable=False, server_default="0"),
+        # Its --heartbeat (seconds): how long a silence means it is gone, per worker.
+        Column("heartbeat", Float, nullable=True),
         Column("started_at", UTCDateTime(), nullable=False),
         Column("last_seen", UTCDateTime(), nullable=False),
         Column("stopped_at", UTCDateTime(), nullable=True),

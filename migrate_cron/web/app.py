@@ -3,7 +3,7 @@
 ``create_app`` builds everything a server process needs from a ``WebConfig`` and keeps it on
 ``app.state`` (no module globals: a test builds as many apps as it likes, each with its own
 store, secret and log). Pages (``views.py``) are plain functions (Starlette runs them in its
-thread pool, so the store's blocking calls never stall the event loop); the two actions
+thread pool, so the store's blocking calls never stall the event loop); the actions
 (``actions.py``) are POST only (a GET gets 405 from the router) and go through
 ``Guard.authorise`` before touching the store.
 """
@@ -22,7 +22,17 @@ from starlette.staticfiles import StaticFiles
 from starlette.templating import Jinja2Templates
 
 from migrate_cron.errors import MigrateCronError
-from migrate_cron.web.actions import cancel, login, login_form, logout, retry
+from migrate_cron.web.actions import (
+    cancel,
+    login,
+    login_form,
+    logout,
+    pause,
+    resume,
+    retry,
+    retry_failed,
+    run_now,
+)
 from migrate_cron.web.guard import Guard, Refused
 from migrate_cron.web.render import ago, database_error, duration, refused, timestamp
 from migrate_cron.web.settings import WebConfig
@@ -31,8 +41,10 @@ from migrate_cron.web.views import (
     healthz,
     job,
     jobs,
+    kind,
     migration,
     overview,
+    retry_failed_form,
     schedules,
     workers,
 )
@@ -85,6 +97,8 @@ def create_app(config: WebConfig, store: Store | None = None) -> Starlette:
             Route("/failed", failed),
             Route("/jobs", jobs),
             Route("/jobs/{job_id:int}", job),
+            Route("/kinds/{kind}", kind),
+            Route("/kinds/{kind}/retry-failed", retry_failed_form, methods=["GET"]),
             Route("/schedules", schedules),
             Route("/migration", migration),
             Route("/workers", workers),
@@ -93,6 +107,10 @@ def create_app(config: WebConfig, store: Store | None = None) -> Starlette:
             Route("/logout", logout, methods=["POST"]),
             Route("/actions/retry", retry, methods=["POST"]),
             Route("/actions/cancel", cancel, methods=["POST"]),
+            Route("/actions/run-now", run_now, methods=["POST"]),
+            Route("/actions/pause", pause, methods=["POST"]),
+            Route("/actions/resume", resume, methods=["POST"]),
+            Route("/actions/retry-failed", retry_failed, methods=["POST"]),
             Route("/healthz", healthz),
             Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
         ],

@@ -8,7 +8,6 @@ page's data is tested without HTTP.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -29,8 +28,6 @@ if TYPE_CHECKING:
 
 #: Rows on one page of the Failed shelf (an id cursor pages further, like ``jobs list``).
 FAILED_PAGE = 100
-#: Running jobs read for the Workers page; more are counted in the totals only.
-RUNNING_LIMIT = 1000
 #: Slots listed ahead on the Schedules page.
 NEXT_SLOTS = 3
 #: Days of slots ``verify`` compares on the Migration page (the CLI's default is 7; a page
@@ -71,10 +68,10 @@ def overview(store: Store, registry: Registry | None, window: float) -> Overview
     now = store.db_now()
     report = build_report(store.status(now - timedelta(seconds=window), now), specs_of(registry))
     report = replace(report, paused=store.paused())
-    return Overview(report, _leader(store, now, SCHEDULER_LEASE))
+    return Overview(report, leader_of(store, now, SCHEDULER_LEASE))
 
 
-def _leader(store: Store, now: datetime, lease: str) -> tuple[str, float] | None:
+def leader_of(store: Store, now: datetime, lease: str) -> tuple[str, float] | None:
     held = store.lease_holder(lease)
     if held is None:
         return None
@@ -310,48 +307,3 @@ def _verify(
     except MigrateCronError as exc:
         return None, str(exc)
     return report, None
-
-
-# ---------------------------------------------------------------------- workers
-@dataclass(frozen=True)
-class WorkerRow:
-    """A worker as the queue sees it: the jobs it holds and its newest lease. No table lists
-    idle workers (``verify``'s liveness says the same), so a worker shows itself by running
-    jobs; its heartbeat renews the lease, so ``lease_left`` > 0 means it heartbeated within
-    one lease length."""
-
-    name: str
-    jobs: list[Job]
-    lease_left: float | None
-
-    @property
-    def alive(self) -> bool:
-        return self.lease_left is not None and self.lease_left > 0
-
-
-@dataclass(frozen=True)
-class WorkerBoard:
-    workers: list[WorkerRow]
-    leader: tuple[str, float] | None
-    running_total: int
-
-
-def workers(store: Store) -> WorkerBoard:
-    from migrate_cron.store.leases import SCHEDULER_LEASE
-
-    now = store.db_now()
-    running = store.list_jobs(state=JobState.RUNNING, limit=RUNNING_LIMIT)
-    total = store.count_jobs(states=(JobState.RUNNING,))
-    return WorkerBoard(group_workers(running, now), _leader(store, now, SCHEDULER_LEASE), total)
-
-
-def group_workers(running: Sequence[Job], now: datetime) -> list[WorkerRow]:
-    by_worker: dict[str, list[Job]] = {}
-    for job in running:
-        by_worker.setdefault(job.locked_by or "(unknown)", []).append(job)
-    rows = []
-    for name, jobs in sorted(by_worker.items()):
-        leases = [j.locked_until for j in jobs if j.locked_until is not None]
-        left = (max(leases) - now).total_seconds() if leases else None
-        rows.append(WorkerRow(name, sorted(jobs, key=lambda j: j.id), left))
-    return rows

@@ -19,6 +19,8 @@ from migrate_cron.web.settings import WebConfig
 
 if TYPE_CHECKING:
     from migrate_cron.store import Store
+    from migrate_cron.store.actions import Actor
+    from migrate_cron.web.guard import Session
 
 
 def render(
@@ -86,6 +88,13 @@ def client(request: Request) -> str:
     return request.client.host if request.client else "-"
 
 
+def actor_of(request: Request, session: Session) -> Actor:
+    """Who the action log records: the name given at sign-in, from the client's address."""
+    from migrate_cron.store.actions import Actor
+
+    return Actor(session.who or "-", client(request))
+
+
 def own_origin(request: Request) -> str:
     return f"{request.url.scheme}://{request.url.netloc}"
 
@@ -94,12 +103,24 @@ def int_param(value: str | None) -> int | None:
     return int(value) if value and value.isdigit() else None
 
 
+#: What a redirect's counter says when it is 0 and when it is not (``{n}``: the number).
+SAID = {
+    "retried": ("retried 0 jobs", "retried {n} job(s)"),
+    "cancelled": ("cancelled 0 jobs", "cancelled {n} job(s)"),
+    "started": ("", "started job {n}"),
+    "paused": ("it was already paused", "paused"),
+    "resumed": ("it was not paused", "resumed"),
+}
+
+
 def last_action(request: Request) -> str | None:
     """What the last action did, from the redirect's own counters (never echoed text)."""
-    for verb in ("retried", "cancelled"):
+    for verb, (none, some) in SAID.items():
         n = int_param(request.query_params.get(verb))
         if n is not None:
-            return f"{verb} {n} job{'s' if n != 1 else ''}"
+            if some.endswith("job(s)"):
+                some = some.replace("job(s)", "job" if n == 1 else "jobs")
+            return some.format(n=n) if n else none
     return None
 
 

@@ -128,7 +128,28 @@ def job(request: Request) -> Response:
         retryable=detail.job.state in RETRYABLE_STATES,
         cancellable=detail.job.state in CANCELLABLE_STATES,
         done=last_action(request),
+        job_actions=store_of(request).actions_for_job(job_id),
     )
+
+
+def kind(request: Request) -> Response:
+    """One kind: its counts, pause, run now, retry of its failed jobs, jobs and actions."""
+    from migrate_cron.web.kinds import kind_page
+
+    name = str(request.path_params["kind"])
+    page = kind_page(store_of(request), registry_of(request), name)
+    if page is None:
+        raise Refused(404, f"no job kind {name!r}: not in the registry, no job, no action")
+    return render(request, "kind.html", f"Kind {name}", page=page, done=last_action(request))
+
+
+def retry_failed_form(request: Request) -> Response:
+    """The confirmation step of "retry every failed job of a kind"."""
+    from migrate_cron.vocabulary import JobState
+
+    name = str(request.path_params["kind"])
+    count = store_of(request).count_jobs(kind=name, states=(JobState.FAILED,))
+    return retry_failed_page(request, name, count)
 
 
 def schedules(request: Request) -> Response:
@@ -143,9 +164,28 @@ def migration(request: Request) -> Response:
 
 
 def workers(request: Request) -> Response:
-    board = pages.workers(store_of(request))
+    from migrate_cron.web.worker_board import workers as worker_board
+
+    board = worker_board(store_of(request))
     return render(request, "workers.html", "Workers", board=board)
 
 
 def healthz(request: Request) -> Response:
     return PlainTextResponse("ok\n")
+
+
+def retry_failed_page(
+    request: Request, kind: str, count: int, *, seen: int | None = None, status: int = 200
+) -> Response:
+    """The confirmation: "retry N failed jobs of KIND?" (not refreshed: the number confirmed
+    is the number read)."""
+    return render(
+        request,
+        "retry_failed.html",
+        f"Retry failed {kind}",
+        status=status,
+        kind=kind,
+        count=count,
+        seen=seen,
+        refresh=0,
+    )

@@ -41,6 +41,7 @@ from collections.abc import Callable
 
 from migrate_cron.store.leases import REAPER_LEASE
 from migrate_cron.store.models import Job
+from migrate_cron.store.workers import WorkerInfo
 from migrate_cron.vocabulary import JobState
 from migrate_cron.worker.cancel import LEASE_LOST
 from migrate_cron.worker.inflight import Ledger
@@ -111,6 +112,7 @@ class Heartbeat(_Every):
         on_contact: Callable[[], None] = lambda: None,
         on_outage: Callable[[], None] = lambda: None,
         on_answer: Callable[[], None] = lambda: None,
+        info: WorkerInfo | None = None,
     ) -> None:
         super().__init__(
             "heartbeat",
@@ -126,9 +128,16 @@ class Heartbeat(_Every):
         self._ledger = ledger
         self._lease = lease
         self._on_answer = on_answer  # the database answered (not called when nothing was sent)
+        self._info = info  # this worker's row (``presence.py``), renewed after the leases
 
     def tick(self) -> bool:
-        return self.beat()
+        renewed = self.beat()
+        if self._info is None:
+            return renewed
+        # The leases first: a slow or failing row write never delays a renewal.
+        self._store.worker_seen(self._info, len(self._ledger))
+        self._on_answer()
+        return True
 
     def beat(self) -> bool:
         """Renew every lease held; False if there was none (nothing was asked)."""

@@ -55,6 +55,7 @@ from migrate_cron.worker.log import WorkerLog
 from migrate_cron.worker.metrics import WorkerMetrics
 from migrate_cron.worker.outage import OUTAGE_ERRORS, Outage
 from migrate_cron.worker.outcome import Outcome, run_end
+from migrate_cron.worker.presence import goodbye, hello, worker_info
 from migrate_cron.worker.settings import WorkerSettings
 from migrate_cron.worker.source import WorkSource
 from migrate_cron.worker.stopping import ended_by_our_stop, release_queued, stop_running
@@ -112,6 +113,9 @@ class Worker:
         self._started = [0] * settings.concurrency
         self._waiting = Waiting(store, settings, self.log, self._stopping)
         self.contact = Contact(settings.lease_seconds - settings.heartbeat, on_back=self._back)
+        self.info = worker_info(
+            self.worker_id, self._claimable(), settings.concurrency, settings.heartbeat
+        )
         contact = self.contact
         self._finisher = Finisher(
             store,
@@ -135,6 +139,7 @@ class Worker:
             on_contact=self.metrics.contact,
             on_outage=contact.failed,
             on_answer=contact.ok,
+            info=self.info,
         )
         self._reaper = Reaper(
             store,
@@ -216,6 +221,7 @@ class Worker:
                 "the job_attempts table is missing: runs are not recorded in the history "
                 "(run `migrate-cron db upgrade`)",
             )
+        hello(self.store, self.info, self.log)
         self._heartbeat.start()
         self._reaper.start()
         self._fence.start()
@@ -379,6 +385,8 @@ class Worker:
         for t in (self._heartbeat, self._reaper):
             t.join(max(0.0, until - time.monotonic()))
         self._fence.stop()
+        if not self._finisher.unwritten:  # the database answered to the end: say goodbye
+            goodbye(self.store, self.worker_id, self.log)
         return bool(stuck) or any(t.is_alive() for t in self._runners)
 
 

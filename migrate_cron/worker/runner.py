@@ -195,7 +195,7 @@ def run_command(
         out.text(),
         err.text(),
         timed_out=stopped == "timeout",
-        cancelled=stopped == "cancel",
+        cancelled=stopped == "cancel",  # vocabulary: the runner's stop reason
         note=place.note,
     )
 

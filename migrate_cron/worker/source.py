@@ -14,6 +14,7 @@ from typing import Protocol
 
 from migrate_cron.store.base import Listener
 from migrate_cron.store.models import AttemptRun, Job, ReapResult
+from migrate_cron.store.workers import WorkerInfo
 
 
 class WorkSource(Protocol):
@@ -82,3 +83,9 @@ class WorkSource(Protocol):
     def reap(self, error: str = ...) -> ReapResult: ...
 
     def acquire_lease(self, name: str, holder: str, ttl: float) -> bool: ...
+
+    def worker_started(self, info: WorkerInfo) -> bool: ...
+
+    def worker_seen(self, info: WorkerInfo, in_flight: int) -> bool: ...
+
+    def worker_stopped(self, name: str) -> bool: ...

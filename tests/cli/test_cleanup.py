@@ -59,6 +59,8 @@ def test_cleanup_removes_old_rows_and_keeps_the_newest_slot(
             "failed": 1,
             "cancelled": 1,
             "scheduled_runs": 8,
+            "workers": 0,
+            "actions": 0,
         }
         job, runs = store.tables.job, store.tables.scheduled_runs
         with store.engine.connect() as conn:
@@ -81,6 +83,8 @@ def test_cleanup_removes_old_rows_and_keeps_the_newest_slot(
             "failed": 1,
             "cancelled": 1,
             "scheduled_runs": 0,
+            "workers": 0,
+            "actions": 0,
         }
 
 

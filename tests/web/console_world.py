@@ -104,7 +104,9 @@ def run_worker_once(env: Mapping[str, str], registry: Path, cwd: Path, kind: str
     return proc.stderr
 
 
-def start_worker(env: Mapping[str, str], registry: Path, cwd: Path, kind: str) -> subprocess.Popen[bytes]:
+def start_worker(
+    env: Mapping[str, str], registry: Path, cwd: Path, kind: str
+) -> subprocess.Popen[bytes]:
     """A long-running worker for one kind, heartbeating every second."""
     log = (cwd / f"worker-{kind}.log").open("w")
     return subprocess.Popen(

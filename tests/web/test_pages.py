@@ -7,7 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 from migrate_cron.registry import JobSpec
 from migrate_cron.store.models import Job
-from migrate_cron.web.pages import POLICY_WORDS, ScheduleRow, group_workers, output_tail
+from migrate_cron.web.pages import POLICY_WORDS, ScheduleRow, output_tail
+from migrate_cron.web.worker_board import group_workers
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 

@@ -28,6 +28,7 @@ def upgrade() -> None:
     sa.Column('pid', sa.Integer(), nullable=True),
     sa.Column('concurrency', sa.Integer(), server_default='1', nullable=False),
     sa.Column('in_flight', sa.Integer(), server_default='0', nullable=False),
+    sa.Column('heartbeat', sa.Float(), nullable=True),
     sa.Column('started_at', sa.DateTime(timezone=True).with_variant(mysql.DATETIME(fsp=6), 'mariadb').with_variant(mssql.DATETIME2(precision=6), 'mssql').with_variant(mysql.DATETIME(fsp=6), 'mysql'), nullable=False),
     sa.Column('last_seen', sa.DateTime(timezone=True).with_variant(mysql.DATETIME(fsp=6), 'mariadb').with_variant(mssql.DATETIME2(precision=6), 'mssql').with_variant(mysql.DATETIME(fsp=6), 'mysql'), nullable=False),
     sa.Column('stopped_at', sa.DateTime(timezone=True).with_variant(mysql.DATETIME(fsp=6), 'mariadb').with_variant(mssql.DATETIME2(precision=6), 'mssql').with_variant(mysql.DATETIME(fsp=6), 'mysql'), nullable=True),
