@@ -44,7 +44,7 @@ format: $(STAMP)
 # PostgreSQL). Tests never write into the tree: only this target does.
 screenshots: $(STAMP)
 	MIGRATE_CRON_SCREENSHOTS="$(CURDIR)/docs/img" $(BIN)/pytest -q -p no:cacheprovider \
-		tests/web/test_browser.py
+		tests/web/test_browser.py -k postgresql
 
 # The whole journey on the embedded default (SQLite) in a temporary directory.
 demo: $(STAMP)
