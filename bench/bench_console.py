@@ -2,10 +2,10 @@
 history, on SQLite, PostgreSQL and MariaDB (issue 33's target: every page within 300 ms).
 
 Data (each dialect's own row generator, one INSERT … SELECT per table, not store operations):
-``--rows`` jobs over 30 days in 10 kinds — done, 1 % failed — with one ``job_attempts`` row per
-finished job (its ``ready_at`` a few seconds to minutes before its start, run times 1–8 s) and
-an earlier failed attempt for every 50th job (2 % of the jobs succeeded on retry); a burst of
-failures in the last hour; 1,000 open jobs (100 ready), 50 running; 100k scheduled_runs rows.
+``--rows`` jobs over 30 days in 10 kinds — done, 1 in 5,000 failed — with one ``job_attempts``
+row per finished job (its ``ready_at`` seconds to minutes before its start, run times 1–8 s)
+and an earlier failed attempt for every 50th job (2 % of the jobs succeeded on retry); a burst
+of failures in the last hour; 1,000 open jobs (100 ready), 50 running; 100k scheduled_runs rows.
 Then every page through Starlette's TestClient in this process (queries, read models and
 template; no HTTP socket, no browser): median and best of ``REPEAT`` after a warm-up.
 Writes the "## console pages on 1,000,000 jobs" section of docs/benchmarks.md.
@@ -118,7 +118,9 @@ def fill(store: Store, rows: int, now: datetime) -> None:
     finished = f"i * {span}"
     started = f"i * {span} + 1 + (i % 7) + (i % 1000) / 1000.0"
     ready = f"i * {span} + 3 + (i % 7) + (i % 240)"
-    state = "CASE WHEN i % 100 = 7 OR i <= 40 THEN 'failed' ELSE 'done' END"
+    # Jobs left failed (they wait for a person): 1 in 5,000, and a burst of 40 in the last hour.
+    failing = "i % 5000 = 7 OR i <= 40"
+    state = f"CASE WHEN {failing} THEN 'failed' ELSE 'done' END"
     binds = q.now(now)
     with store.engine.begin() as conn:
         conn.execute(
@@ -127,7 +129,7 @@ def fill(store: Store, rows: int, now: datetime) -> None:
                 " started_at, finished_at, last_error)"
                 f" SELECT {kind}, {state}, CASE WHEN i % 50 = 0 THEN 2 ELSE 1 END, 5,"
                 f" {q.ago(ready)}, {q.ago(ready)}, {q.ago(started)}, {q.ago(finished)},"
-                f" CASE WHEN i % 100 = 7 OR i <= 40 THEN 'exit code 1' END FROM {q.gen(rows)}"
+                f" CASE WHEN {failing} THEN 'exit code 1' END FROM {q.gen(rows)}"
             ),
             binds,
         )
@@ -233,7 +235,7 @@ def write_section(results: list[dict[str, Any]]) -> str:
         "",
         f"`python bench/bench_console.py` (`make bench-console`) on {datetime.now(UTC):%Y-%m-%d},"
         f" {machine()}.",
-        f"Data: {results[0]['rows']:,} jobs over {DAYS} days in 10 kinds (1 % failed), one "
+        f"Data: {results[0]['rows']:,} jobs over {DAYS} days in 10 kinds (240 failed), one "
         "`job_attempts` row per finished job plus an earlier failed attempt for every 50th, "
         "1,000 open (100 ready), 50 running, 100k scheduled_runs rows; no registry. Each page "
         "through Starlette's TestClient in the benchmark's process (queries, read models, "
@@ -252,6 +254,16 @@ def write_section(results: list[dict[str, Any]]) -> str:
             cells.append(f"{median:.0f} / {best:.0f}{flag}")
         lines.append(f"| `{label}` | " + " | ".join(cells) + " |")
     lines += [
+        "",
+        "Where the time goes on the long windows: every row of the window is read, twice by "
+        "`Store.status` (the kinds table: done counts and p50/p95 ranked over the window) and "
+        "three times by `Store.trends` (done/failed per bucket, the waits per bucket, run time "
+        "ranked per kind and bucket; PostgreSQL's `percentile_cont` sorts instead of ranking). "
+        "Cost follows the rows in the window (~33k a day here), not the table: the 1h and 24h "
+        "pages stay far below the target, 7d and 30d do not on SQLite and MariaDB. Meeting "
+        "300 ms there needs the history pre-aggregated (a per-kind, per-hour rollup written "
+        "with the outcome: a schema step), not another index: the statements already read the "
+        "window through `job_attempts_finished_idx`.",
         "",
         "Fill time (s): "
         + ", ".join(f"{r['backend']} {r['fill_s']:.0f}" for r in results)
