@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 # Defined in results.py (the cron path loads only them), re-exported here with the others.
@@ -194,8 +194,6 @@ class TrendGrid:
     now: datetime
 
     def bucket_start(self, i: int) -> datetime:
-        from datetime import timedelta
-
         return self.start + timedelta(seconds=i * self.step)
 
     def bucket_end(self, i: int) -> datetime:
