@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 # time and holds on a loaded machine. worksteal hands a long test's queue to an idle worker.
 PYTEST_WORKERS ?= 3
 
-.PHONY: install test test-fast check lint format demo bench bench-peers screenshots clean
+.PHONY: install test test-fast check lint format demo bench bench-console bench-peers screenshots clean
 
 install: $(STAMP)
 
@@ -53,6 +53,11 @@ demo: $(STAMP)
 # Benchmarks (speed and memory targets); results are written down in docs/benchmarks.md.
 bench: $(STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash bench/run.sh
+
+# The console's pages on 1,000,000 jobs with 30 days of history, on SQLite, PostgreSQL and
+# MariaDB (one of the scripts `make bench` runs; ~10 minutes alone).
+bench-console: $(STAMP)
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python bench/bench_console.py $(BENCH_ARGS)
 
 # migrate-cron next to PgQueuer and Procrastinate on one PostgreSQL (issue 18). The peers come
 # from the optional `bench` extra, installed into this .venv only for this target.

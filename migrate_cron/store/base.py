@@ -251,6 +251,11 @@ class StoreBase:
         """``end - start`` in seconds, as a SQL expression."""
         raise NotImplementedError
 
+    def epoch_seconds(self, column: Any) -> ColumnElement[Any]:
+        """A UTC timestamp column as whole seconds since 1970 (floored), an integer SQL
+        expression: the trend charts' buckets are this divided by their step."""
+        raise NotImplementedError
+
     def unindexed(self, column: Any) -> Any:
         """``column`` as the planner should read it when grouping the few live rows (SQLite
         overrides this to keep its planner off the whole (kind, …) index)."""

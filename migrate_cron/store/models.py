@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 # Defined in results.py (the cron path loads only them), re-exported here with the others.
@@ -201,3 +201,44 @@ class SwitchGains:
     missed_run: int = 0
     missed_skipped: int = 0
     duplicate_fires: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class TrendGrid:
+    """The buckets of a trend chart: ``count`` buckets of ``step`` seconds from ``start``
+    (aligned on multiples of ``step`` since the epoch, so a minute bucket is a clock minute);
+    the last one holds ``now`` and ends there."""
+
+    start: datetime
+    step: int
+    count: int
+    now: datetime
+
+    def bucket_start(self, i: int) -> datetime:
+        return self.start + timedelta(seconds=i * self.step)
+
+    def bucket_end(self, i: int) -> datetime:
+        """The end of bucket ``i``; the last bucket ends at ``now``, not in the future."""
+        return min(self.bucket_start(i + 1), self.now)
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimePoint:
+    """Run-time percentiles of one kind's attempts finished in one bucket (seconds)."""
+
+    runs: int
+    p50: float | None
+    p95: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Trends:
+    """The console's trend charts over one window, one value per bucket of ``grid``:
+    attempts done and failed, the age of the oldest ready job at each bucket's end (seconds),
+    and per kind the run-time p50/p95 (None where the kind finished nothing)."""
+
+    grid: TrendGrid
+    done: tuple[int, ...]
+    failed: tuple[int, ...]
+    queue_age: tuple[float, ...]
+    runtime: dict[str, tuple[RuntimePoint | None, ...]]

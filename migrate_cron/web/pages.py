@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from migrate_cron.ops.status import StatusReport
     from migrate_cron.registry import JobSpec, Registry, Source
     from migrate_cron.store import Store
-    from migrate_cron.store.models import Attempt, Job
+    from migrate_cron.store.models import Attempt, Job, Trends
     from migrate_cron.web.job_story import CommandView, NextRetry, Run, Running
 
 #: Rows on one page of the Failed shelf (an id cursor pages further, like ``jobs list``).
@@ -58,17 +58,20 @@ class Overview:
     report: StatusReport
     #: The scheduler leader: (holder, seconds its lease still runs; negative once expired).
     leader: tuple[str, float] | None
+    #: The charts over time for the same window (``Store.trends``).
+    trends: Trends | None = None
 
 
 def overview(store: Store, registry: Registry | None, window: float) -> Overview:
-    """``status`` over ``window`` seconds, plus who leads the scheduler."""
+    """``status`` over ``window`` seconds, the trends over the same window, and who leads
+    the scheduler."""
     from migrate_cron.ops.status import build_report
     from migrate_cron.store.leases import SCHEDULER_LEASE
 
     now = store.db_now()
     report = build_report(store.status(now - timedelta(seconds=window), now), specs_of(registry))
     report = replace(report, paused=store.paused())
-    return Overview(report, leader_of(store, now, SCHEDULER_LEASE))
+    return Overview(report, leader_of(store, now, SCHEDULER_LEASE), store.trends(window, now))
 
 
 def leader_of(store: Store, now: datetime, lease: str) -> tuple[str, float] | None:

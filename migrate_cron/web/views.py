@@ -9,13 +9,13 @@ from starlette.responses import PlainTextResponse, Response
 
 from migrate_cron.errors import MigrateCronError
 from migrate_cron.vocabulary import CANCELLABLE_STATES, RETRYABLE_STATES
-from migrate_cron.web import pages
+from migrate_cron.web import pages, trend_charts
 from migrate_cron.web.chart import Bar, bars
 from migrate_cron.web.guard import Refused
 from migrate_cron.web.render import duration, int_param, last_action, registry_of, render, store_of
 from migrate_cron.web.settings import WebConfig
 
-WINDOWS = ("1h", "24h", "7d")
+WINDOWS = ("1h", "24h", "7d", "30d")
 
 
 def overview(request: Request) -> Response:
@@ -61,6 +61,7 @@ def overview(request: Request) -> Response:
         "Overview",
         data=data,
         charts=charts,
+        trends=trend_charts.charts(data.trends) if data.trends is not None else [],
         windows=WINDOWS,
         window=given or duration(config.window),
     )

@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import (
+    BigInteger,
     ColumnElement,
     Connection,
     Float,
@@ -74,6 +75,15 @@ class MySQLStore(Store):
     def seconds_between(self, start: Any, end: Any) -> ColumnElement[Any]:
         micros = func.timestampdiff(literal_column("MICROSECOND"), start, end)
         return cast(micros, Float) / 1_000_000.0
+
+    def epoch_seconds(self, column: Any) -> ColumnElement[Any]:
+        # Not UNIX_TIMESTAMP(): it reads a DATETIME in the session's time zone; ours are UTC.
+        return func.timestampdiff(
+            literal_column("SECOND"),
+            literal_column("'1970-01-01 00:00:00'"),
+            column,
+            type_=BigInteger,
+        )
 
     def _insert_if_absent(
         self, conn: Connection, table: Any, values: dict[str, Any], keys: Sequence[str]

@@ -96,6 +96,10 @@ class PostgresStore(Store):
     def seconds_between(self, start: Any, end: Any) -> ColumnElement[Any]:
         return cast(func.extract("epoch", end - start), Float)
 
+    def epoch_seconds(self, column: Any) -> ColumnElement[Any]:
+        # extract() answers a fraction; floor it before the cast (which would round).
+        return cast(func.floor(func.extract("epoch", column)), BigInteger)
+
     def _insert_if_absent(
         self, conn: Connection, table: Any, values: dict[str, Any], keys: Sequence[str]
     ) -> Any | None:

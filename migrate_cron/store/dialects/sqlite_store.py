@@ -9,7 +9,17 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, Float, func, literal, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Float,
+    Integer,
+    cast,
+    func,
+    literal,
+    select,
+    update,
+)
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from migrate_cron.store.models import Job
@@ -45,6 +55,10 @@ class SQLiteStore(Store):
         # to 3 decimals removes its floating-point noise (twice as fast as splitting the text
         # into whole seconds and fraction, which matters when ranking 100k+ rows).
         return func.round((func.julianday(end) - func.julianday(start)) * 86400.0, 3, type_=Float)
+
+    def epoch_seconds(self, column: Any) -> ColumnElement[Any]:
+        # strftime('%s') reads our UTC text and drops the fraction (floor: all after 1970).
+        return cast(func.strftime("%s", column), Integer)
 
     def unindexed(self, column: Any) -> Any:
         """``+column``, SQLite's documented way to keep the planner from walking the whole
