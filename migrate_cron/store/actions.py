@@ -22,8 +22,9 @@ from typing import Any
 
 from sqlalchemy import Connection, delete, insert, select
 
-from migrate_cron.store.base import aware, storable
+from migrate_cron.store.base import aware
 from migrate_cron.store.enqueue import EnqueueOps
+from migrate_cron.store.storable import storable
 from migrate_cron.vocabulary import Action
 
 #: Newest rows an action list reads (a job's, a kind's).

@@ -22,8 +22,9 @@ from typing import Any
 
 from sqlalchemy import Connection, insert, inspect, select
 
-from migrate_cron.store.base import StoreBase, aware, storable
+from migrate_cron.store.base import StoreBase, aware
 from migrate_cron.store.models import Attempt, AttemptRun
+from migrate_cron.store.storable import storable
 from migrate_cron.vocabulary import AttemptOutcome
 
 #: Characters of output kept per attempt (the end of it: where errors are).

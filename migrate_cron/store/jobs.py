@@ -14,11 +14,11 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, and_, case, select, true, update
 
-from migrate_cron.store.base import storable
 from migrate_cron.store.claim import ClaimOps
 from migrate_cron.store.enqueue import EnqueueOps
 from migrate_cron.store.fence import FenceColumns, not_recorded
 from migrate_cron.store.models import AttemptRun, ReapResult
+from migrate_cron.store.storable import storable
 from migrate_cron.vocabulary import AFTER_FAILURE_STATES, AttemptOutcome, JobState
 
 

@@ -49,12 +49,12 @@ from sqlalchemy import (
 )
 
 from migrate_cron.errors import ConfigError, SchemaMissing
-from migrate_cron.store.base import storable
 from migrate_cron.store.fence import FenceColumns, not_recorded
 from migrate_cron.store.models import AttemptRun, Job, ReapResult
 from migrate_cron.store.row_queue_quiet import RowQueueQuiet
 from migrate_cron.store.rows import CLAIM_COLUMNS, RowClaim
 from migrate_cron.store.schema import UTCDateTime
+from migrate_cron.store.storable import storable
 from migrate_cron.vocabulary import JobState
 
 if TYPE_CHECKING:

@@ -21,7 +21,8 @@ from typing import Any
 from sqlalchemy import Connection, delete, insert, select, update
 
 from migrate_cron.store.attempts import AttemptOps
-from migrate_cron.store.base import aware, aware_or_none, storable
+from migrate_cron.store.base import aware, aware_or_none
+from migrate_cron.store.storable import storable
 
 #: The user name a worker running as uid 0 records: it can run a job as any user.
 ROOT_USER = "root"

@@ -123,8 +123,10 @@ def lines(
             f"{escape(unit(peak * frac))}</text>"
         )
     for i in x_ticks(n):
+        # The last label ends at its point, so it is not cut by the chart's right edge.
+        anchor = "end" if i == n - 1 and n > 1 else "middle"
         parts.append(
-            f'<text x="{x(i):.1f}" y="{height - 6}" class="axis" text-anchor="middle">'
+            f'<text x="{x(i):.1f}" y="{height - 6}" class="axis" text-anchor="{anchor}">'
             f"{escape(time_label(times, i))}</text>"
         )
     lx = LEFT

@@ -22,7 +22,7 @@ written first.
 
 A batch that fails for any other reason (a value the database refuses) is written again one
 outcome at a time, so one bad outcome never costs the others theirs; an outcome refused alone
-is written once more with its output and error in plain ASCII (``store.base.escaped``: what a
+is written once more with its output and error in plain ASCII (``store.storable.escaped``: what a
 latin1 column or a full TEXT column still takes), so a ``done`` stays ``done``. Only an outcome
 that even so cannot be written is recorded as a terminal failure naming why (its output left
 out), and if even that fails, only its lease is left to expire. Log lines name the error, never the
@@ -39,8 +39,9 @@ from dataclasses import replace
 from datetime import datetime
 from typing import NamedTuple
 
-from migrate_cron.store.base import describe_error, escaped
+from migrate_cron.store.base import describe_error
 from migrate_cron.store.models import AttemptRun, Job
+from migrate_cron.store.storable import escaped
 from migrate_cron.worker.inflight import Ledger
 from migrate_cron.worker.log import WorkerLog
 from migrate_cron.worker.outage import OUTAGE_ERRORS, Outage

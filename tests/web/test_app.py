@@ -295,11 +295,15 @@ def test_the_password_never_shows(pg_database: str, registry: Path) -> None:
     store.create_schema()
     try:
         config = WebConfig(database_url=url, table_prefix="webpw_", registry=str(registry))
+        job_id = store.enqueue("invoices-export", {"day": "2026-12-01"}).job_id
+        pages = ("/", "/?window=24h", "/failed", "/jobs", "/jobs?q=s3cret", f"/jobs/{job_id}",
+                 "/kinds/invoices-export", "/schedules", "/migration", "/workers")  # fmt: skip
         with TestClient(create_app(config, store=store)) as web:
-            for path in ("/", "/failed", "/schedules", "/migration", "/workers"):
+            for path in pages:
                 page = web.get(path)
                 assert page.status_code == 200, path
-                assert "s3cret-pw" not in page.text and "127.0.0.1" in page.text
+                assert "s3cret-pw" not in page.text, path
+            assert "127.0.0.1" in web.get("/").text
     finally:
         store.drop_schema()
         store.dispose()

@@ -62,6 +62,6 @@ def test_the_readme_shows_the_screenshots() -> None:
     root = WEB.parents[1]
     readme = (root / "README.md").read_text(encoding="utf-8")
     assert "## Dashboard" in readme
-    for name in ("overview", "failed", "migration"):
+    for name in ("overview", "job-running", "kind", "jobs", "workers", "migration"):
         assert f"(docs/img/{name}.png)" in readme
         assert (root / "docs" / "img" / f"{name}.png").stat().st_size > 10_000
