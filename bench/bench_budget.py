@@ -112,7 +112,9 @@ class Meter:
         stack = getattr(self.local, "stack", None)
         return stack[-1] if stack else self.parts["other"]
 
-    def _before(self, conn: Any, cursor: Any, statement: str, params: Any, ctx: Any, many: bool) -> None:
+    def _before(
+        self, conn: Any, cursor: Any, statement: str, params: Any, ctx: Any, many: bool
+    ) -> None:
         c = self._current()
         c["statements"] += 1
         verb = statement.lstrip().split(None, 1)[0].upper() if statement.strip() else ""
@@ -120,7 +122,9 @@ class Meter:
         c["round_trips"] += len(params) if per_set else 1
         c["bytes"] += len(repr(params))
 
-    def _after(self, conn: Any, cursor: Any, statement: str, params: Any, ctx: Any, many: bool) -> None:
+    def _after(
+        self, conn: Any, cursor: Any, statement: str, params: Any, ctx: Any, many: bool
+    ) -> None:
         verb = statement.lstrip().split(None, 1)[0].upper() if statement.strip() else ""
         if verb in ("INSERT", "UPDATE", "DELETE", "WITH") and (cursor.rowcount or 0) > 0:
             self._current()["rows"] += cursor.rowcount
@@ -213,7 +217,9 @@ def budget(backend: str, url: str, variant: str, jobs: int) -> dict[str, dict[st
                 conn.execute(
                     job.update().values(state="running", locked_by="budget", locked_until=None)
                 )
-                ids = [int(i) for i in conn.execute(job.select().with_only_columns(job.c.id)).scalars()]
+                ids = [
+                    int(i) for i in conn.execute(job.select().with_only_columns(job.c.id)).scalars()
+                ]
             extra.heartbeat("budget", ids, 30.0)
             extra.write_output("budget", {i: f"line {i}" for i in ids})
             with extra.transaction() as conn:
@@ -241,7 +247,10 @@ def raw_loop(url: str, jobs: int) -> dict[str, int]:
                 "finished_at timestamptz, run_at timestamptz NOT NULL DEFAULT now())"
             )
             conn.execute(
-                text("INSERT INTO raw_budget (payload) SELECT 'null'::jsonb FROM generate_series(1, :n)"),
+                text(
+                    "INSERT INTO raw_budget (payload) "
+                    "SELECT 'null'::jsonb FROM generate_series(1, :n)"
+                ),
                 {"n": jobs},
             )
         conn = store.engine.connect().execution_options(isolation_level="AUTOCOMMIT")
@@ -375,9 +384,7 @@ def table(parts: dict[str, dict[str, int]], jobs: int) -> list[str]:
         "| **worker run, total** | | " + " | ".join(f"**{total[k]:,}**" for k in COLUMNS) + " |"
     )
     lines.append(
-        f"| per job (÷ {jobs}) | | "
-        + " | ".join(f"{total[k] / jobs:.2f}" for k in COLUMNS)
-        + " |"
+        f"| per job (÷ {jobs}) | | " + " | ".join(f"{total[k] / jobs:.2f}" for k in COLUMNS) + " |"
     )
     return lines
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, case, select, true, update
+from sqlalchemy import ColumnElement, Connection, and_, case, select, true, update
 
 from migrate_cron.store.claim import ClaimOps
 from migrate_cron.store.enqueue import EnqueueOps
@@ -81,16 +81,22 @@ class JobOps(EnqueueOps, ClaimOps):
         how many rows were written."""
         if not outputs:
             return 0
-        job = self.tables.job
-        written = 0
         with self.transaction() as conn:
-            for job_id, output in outputs.items():
-                written += conn.execute(
-                    update(job)
-                    .where(job.c.id == job_id, *self._fence(worker_id))
-                    .values(output=storable(output))
-                ).rowcount
-        return written
+            return self._write_outputs(conn, outputs, self._fence(worker_id))
+
+    def _write_outputs(
+        self, conn: Connection, outputs: Mapping[int, str], fence: Sequence[Any]
+    ) -> int:
+        """One UPDATE for every job's output (``CASE id WHEN … THEN …``), on the rows of
+        ``outputs`` that ``fence`` admits; one UPDATE per job was N statements per batch."""
+        job = self.tables.job
+        texts = {int(i): storable(o) for i, o in outputs.items()}
+        value = case(texts, value=job.c.id) if len(texts) > 1 else next(iter(texts.values()))
+        return int(
+            conn.execute(
+                update(job).where(self._ids_match(list(texts)), *fence).values(output=value)
+            ).rowcount
+        )
 
     def complete(
         self,
@@ -119,17 +125,9 @@ class JobOps(EnqueueOps, ClaimOps):
             written = self._fence_columns.update(
                 conn, job, worker_id, ids, attempts, self._ids_match, values
             )
-            if outputs:
-                for job_id, output in outputs.items():
-                    conn.execute(
-                        update(job)
-                        .where(
-                            job.c.id == job_id,
-                            job.c.locked_by == worker_id,
-                            job.c.state == JobState.DONE,
-                        )
-                        .values(output=storable(output))
-                    )
+            if outputs and written:
+                done_by_me = [job.c.locked_by == worker_id, job.c.state == JobState.DONE]
+                self._write_outputs(conn, outputs, done_by_me)
             if runs:
                 self._record_attempts(conn, worker_id, AttemptOutcome.DONE, (JobState.DONE,), runs)
             if then:
