@@ -197,6 +197,59 @@ def slot_jobs_statement(tables: Tables, now: ColumnElement[datetime]) -> Any:
     return select(func.count(wake)).select_from(kinds)
 
 
+def attempts_statement(tables: Tables, with_ready: bool) -> Any:
+    """The attempt history of a finished batch in one statement: ``INSERT INTO job_attempts
+    … SELECT`` from the runs (one JSON parameter, ``attempts_rows``) joined to their job rows,
+    for the jobs the same transaction just finished (``locked_by`` = the worker, ``state`` in
+    ``a_states``) and whose run has no row yet (``NOT EXISTS`` on ``(job_id, started_at)``).
+    ``with_ready``: the database has schema step 5's ``ready_at``."""
+    job, att = tables.job, tables.attempts
+    columns: dict[str, TypeEngine[Any]] = {
+        "job_id": BigInteger(),
+        "started_at": UTCDateTime(),
+        "finished_at": UTCDateTime(),
+        "exit_code": Integer(),
+        "error": Text(),
+        "output_tail": Text(),
+    }
+    if with_ready:
+        columns["ready_at"] = UTCDateTime()
+    given = batch(**columns)
+    worker = bindparam("a_worker", type_=Text())
+    present = (
+        select(att.c.id)
+        .where(att.c.job_id == given.c.job_id, att.c.started_at == given.c.started_at)
+        .exists()
+    )
+    values: list[Any] = [
+        given.c.job_id,
+        job.c.kind,
+        job.c.attempts,
+        worker,
+        given.c.started_at,
+        given.c.finished_at,
+        bindparam("a_outcome", type_=Text()),
+        given.c.exit_code,
+        given.c.error,
+        given.c.output_tail,
+    ]
+    names = ["job_id", "kind", "attempt", "worker", "started_at", "finished_at", "outcome"]
+    names += ["exit_code", "error", "output_tail"]
+    if with_ready:
+        values.append(given.c.ready_at)
+        names.append("ready_at")
+    source = (
+        select(*values)
+        .select_from(given.join(job, job.c.id == given.c.job_id))
+        .where(
+            job.c.locked_by == worker,
+            job.c.state == func.any(bindparam("a_states", type_=ARRAY(Text()))),
+            ~present,
+        )
+    )
+    return insert(att).from_select(names, source)
+
+
 def batch(**columns: TypeEngine[Any]) -> Subquery:
     """``SELECT CAST(value->>0 AS type) AS a, … FROM json_array_elements(CAST(:j_rows AS
     json))``: a batch of rows as one JSON text parameter (``batch_rows``), so the statement

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -28,6 +28,7 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
+from migrate_cron.store.attempts import OUTPUT_TAIL
 from migrate_cron.store.base import Listener
 from migrate_cron.store.dialects.postgresql_driver import (
     OWN_AUTOCOMMIT,
@@ -36,6 +37,7 @@ from migrate_cron.store.dialects.postgresql_driver import (
 )
 from migrate_cron.store.dialects.postgresql_listener import PostgresListener
 from migrate_cron.store.dialects.postgresql_statements import (
+    attempts_statement,
     batch_rows,
     enqueue_many_statement,
     enqueue_statement,
@@ -45,9 +47,10 @@ from migrate_cron.store.dialects.postgresql_statements import (
     slot_rows_statement,
 )
 from migrate_cron.store.keys import slot_ref, wake_channel
-from migrate_cron.store.models import Job, JobState
+from migrate_cron.store.models import AttemptRun, Job, JobState
 from migrate_cron.store.rows import RowClaim
 from migrate_cron.store.schema import UTCDateTime
+from migrate_cron.store.storable import storable
 from migrate_cron.store.store import Store
 
 
@@ -252,6 +255,40 @@ class PostgresStore(Store):
             .returning(request.key, request.attempts)
         )
         return [(r[0], int(r[1])) for r in conn.execute(stmt).all()]
+
+    def _insert_attempts(
+        self,
+        conn: Connection,
+        worker_id: str,
+        outcome: str,
+        states: Sequence[str],
+        runs: Mapping[int, AttemptRun],
+    ) -> int:
+        """One statement, prepared once (``attempts_statement``): the runs travel as one JSON
+        parameter. Three statements (read the jobs, read the runs present, insert) were a
+        third of the worker's client CPU per job."""
+        ready = self._has_console(conn)
+        stmt = self._statement(f"attempts {ready}", lambda: attempts_statement(self.tables, ready))
+        rows: list[list[Any]] = []
+        for job_id, run in runs.items():
+            row: list[Any] = [
+                int(job_id),
+                run.started_at.isoformat(),
+                run.finished_at.isoformat(),
+                run.exit_code,
+                storable(run.error),
+                storable(run.output[-OUTPUT_TAIL:]) if run.output else None,
+            ]
+            if ready:
+                row.append(run.ready_at.isoformat() if run.ready_at else None)
+            rows.append(row)
+        params = {
+            **batch_rows(rows),
+            "a_worker": worker_id,
+            "a_outcome": str(outcome),
+            "a_states": [str(s) for s in states],
+        }
+        return int(conn.execute(stmt, params).rowcount)
 
     def _ids_match(self, ids: Sequence[int]) -> ColumnElement[bool]:
         return self.tables.job.c.id == any_(literal([int(i) for i in ids], ARRAY(BigInteger)))
