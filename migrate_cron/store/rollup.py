@@ -270,7 +270,6 @@ class RollupOps(AttemptOps):
 
     def _roll(self, conn: Connection, span: int, now: datetime, margin: float, limit: int) -> int:
         t = self.tables.trend_periods
-        conn.execute(delete(t).where(t.c.span == span, t.c.period_start < now - PRUNE))
         last = conn.execute(
             select(func.max(t.c.period_start)).where(t.c.kind == MARK, t.c.span == span)
         ).scalar()
@@ -279,6 +278,7 @@ class RollupOps(AttemptOps):
         end = min(start + limit * step, floor_to(now - timedelta(seconds=margin), span))
         if end <= start:
             return 0
+        conn.execute(delete(t).where(t.c.span == span, t.c.period_start < now - PRUNE))
         periods: Periods = {}
         PeriodQueries(self, span).read(conn, start, end, periods, running=True)
         count = number_of(end, span) - number_of(start, span)
