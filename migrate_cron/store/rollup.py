@@ -189,23 +189,24 @@ class PeriodQueries:
         cond = [att.c.finished_at >= lo, att.c.started_at >= lo, att.c.ready_at.is_not(None)]
         if hi is not None:
             cond += [att.c.started_at < hi, att.c.finished_at < hi + HORIZON]
-        parts: list[Any] = [
+        runs = (
             select(att.c.kind, p, func.min(att.c.ready_at, type_=UTCDateTime()).label("r"))
             .where(*cond)
             .group_by(att.c.kind, p)
-        ]
-        if running:
-            jp = self.number(job.c.started_at).label("p")
-            jcond = [job.c.state == JobState.RUNNING, job.c.started_at >= lo]
-            if hi is not None:
-                jcond.append(job.c.started_at < hi)
-            parts.append(
-                select(job.c.kind, jp, func.min(job.c.run_at, type_=UTCDateTime()).label("r"))
-                .where(*jcond)
-                .group_by(job.c.kind, jp)
-            )
-        union = parts[0].union_all(*parts[1:]).subquery("waits") if running else None
-        return select(union.c.kind, union.c.p, union.c.r) if union is not None else parts[0]
+        )
+        if not running:
+            return runs
+        jp = self.number(job.c.started_at).label("p")
+        jcond = [job.c.state == JobState.RUNNING, job.c.started_at >= lo]
+        if hi is not None:
+            jcond.append(job.c.started_at < hi)
+        claimed = (
+            select(job.c.kind, jp, func.min(job.c.run_at, type_=UTCDateTime()).label("r"))
+            .where(*jcond)
+            .group_by(job.c.kind, jp)
+        )
+        waits = runs.union_all(claimed).subquery("waits")
+        return select(waits.c.kind, waits.c.p, waits.c.r)
 
     def read(
         self, conn: Connection, lo: datetime, hi: datetime | None, into: Periods,
