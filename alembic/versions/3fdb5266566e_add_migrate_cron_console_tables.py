@@ -70,12 +70,31 @@ def upgrade() -> None:
     mysql_charset='utf8mb4',
     mysql_collate='utf8mb4_bin'
     )
+    op.create_table('job_trend_periods',
+    sa.Column('kind', sa.String(length=200).with_variant(mysql.VARCHAR(charset='utf8mb4', collation='utf8mb4_nopad_bin', length=200), 'mariadb').with_variant(mysql.VARCHAR(charset='utf8mb4', collation='utf8mb4_bin', length=200), 'mysql'), nullable=False),
+    sa.Column('span', sa.Integer(), nullable=False),
+    sa.Column('period_start', sa.DateTime(timezone=True).with_variant(mysql.DATETIME(fsp=6), 'mariadb').with_variant(mssql.DATETIME2(precision=6), 'mssql').with_variant(mysql.DATETIME(fsp=6), 'mysql'), nullable=False),
+    sa.Column('done', sa.Integer(), server_default='0', nullable=False),
+    sa.Column('failed', sa.Integer(), server_default='0', nullable=False),
+    sa.Column('done_seconds', sa.Double(), nullable=True),
+    sa.Column('done_max', sa.Double(), nullable=True),
+    sa.Column('done_hist', sa.Text().with_variant(mysql.TEXT(charset='utf8mb4', collation='utf8mb4_nopad_bin'), 'mariadb').with_variant(mysql.TEXT(charset='utf8mb4', collation='utf8mb4_bin'), 'mysql'), nullable=True),
+    sa.Column('failed_hist', sa.Text().with_variant(mysql.TEXT(charset='utf8mb4', collation='utf8mb4_nopad_bin'), 'mariadb').with_variant(mysql.TEXT(charset='utf8mb4', collation='utf8mb4_bin'), 'mysql'), nullable=True),
+    sa.Column('min_ready_at', sa.DateTime(timezone=True).with_variant(mysql.DATETIME(fsp=6), 'mariadb').with_variant(mssql.DATETIME2(precision=6), 'mssql').with_variant(mysql.DATETIME(fsp=6), 'mysql'), nullable=True),
+    sa.PrimaryKeyConstraint('kind', 'span', 'period_start'),
+    mariadb_charset='utf8mb4',
+    mariadb_collate='utf8mb4_nopad_bin',
+    mysql_charset='utf8mb4',
+    mysql_collate='utf8mb4_bin'
+    )
+    op.create_index('job_trend_periods_span_idx', 'job_trend_periods', ['span', 'period_start'], unique=False)
     op.add_column('job_attempts', sa.Column('ready_at', sa.DateTime(timezone=True).with_variant(mysql.DATETIME(fsp=6), 'mariadb').with_variant(mssql.DATETIME2(precision=6), 'mssql').with_variant(mysql.DATETIME(fsp=6), 'mysql'), nullable=True))
 
 
 def downgrade() -> None:
     """Downgrade schema."""
     op.drop_column('job_attempts', 'ready_at')
+    op.drop_table('job_trend_periods')
     op.drop_table('job_tallies')
     op.drop_table('job_actions')
     op.drop_table('job_workers')

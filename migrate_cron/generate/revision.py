@@ -82,7 +82,7 @@ STEPS = (
     Step(
         5,
         "add migrate-cron console tables",
-        lambda t: [t.workers, t.actions, t.tallies],
+        lambda t: [t.workers, t.actions, t.tallies, t.trend_periods],
         adds=lambda t: [t.attempts.c.ready_at],
     ),
 )

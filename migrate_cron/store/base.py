@@ -118,11 +118,6 @@ class StoreBase:
     def _server_hour(self) -> ColumnElement[datetime]:
         raise NotImplementedError
 
-    def _upsert_counts(self, conn: Connection, table: Any, values: dict[str, Any]) -> None:
-        """Insert a ``job_tallies`` row, or add its ``count`` to the row with the same key:
-        one statement (the dialect's upsert), so concurrent writers never lose an increment."""
-        raise NotImplementedError
-
     def _server_after(self, seconds: float) -> ColumnElement[datetime]:
         raise NotImplementedError
 

@@ -100,6 +100,8 @@ class QueueStatus:
     since: datetime
     kinds: tuple[KindStatus, ...] = ()
     slots: tuple[SlotStatus, ...] = ()
+    #: The run-time percentiles come from rolled-up histograms (``store/rolled.py``).
+    approximate: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,3 +244,5 @@ class Trends:
     failed: tuple[int, ...]
     queue_age: tuple[float, ...]
     runtime: dict[str, tuple[RuntimePoint | None, ...]]
+    #: The run-time percentiles come from rolled-up histograms (``store/rolled.py``).
+    approximate: bool = False

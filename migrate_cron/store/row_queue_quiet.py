@@ -1,7 +1,7 @@
 """What a business table's queue (``row_queue.py``) answers without a table of its own: the
 worker asks every work source the same questions, and a row has no operator cancel, no run
-history, no pause, no output column and no reaper turn to take; the worker rows live in the
-queue's own tables, where any other worker's are.
+history, no pause, no output column, no reaper turn to take and no trends to roll up; the
+worker rows live in the queue's own tables, where any other worker's are.
 """
 
 from __future__ import annotations
@@ -47,6 +47,10 @@ class RowQueueQuiet:
     def acquire_lease(self, name: str, holder: str, ttl: float) -> bool:
         """Every worker reaps (see the module docstring): the turn is always ours."""
         return True
+
+    def roll_up_trends(self) -> int:
+        """Nothing: the queue's own workers roll up its history (a row has none)."""
+        return 0
 
     def write_output(self, worker_id: str, outputs: Mapping[int, str]) -> int:
         """Nothing: a business row has no place for a run's output (see ``complete``)."""

@@ -27,6 +27,7 @@ from sqlalchemy import (
     Column,
     DateTime,
     Dialect,
+    Double,
     Float,
     Index,
     Integer,
@@ -165,6 +166,7 @@ class Tables:
     workers: Table
     actions: Table
     tallies: Table
+    trend_periods: Table
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -177,6 +179,7 @@ class Tables:
             self.workers.name,
             self.actions.name,
             self.tallies.name,
+            self.trend_periods.name,
         )
 
 
@@ -363,6 +366,34 @@ def build_tables(
         CheckConstraint(one_of("what", Tally), name=f"{p}job_tallies_what_check"),
         **options,
     )
+    # The console's long windows: ``job_attempts`` rolled up per kind and closed period of
+    # ``span`` seconds (``rollup.py``: what each column holds). Kind '' marks a rolled period.
+    trend_periods = Table(
+        f"{p}job_trend_periods",
+        md,
+        Column("kind", exact(200), primary_key=True),
+        Column("span", Integer, primary_key=True),
+        Column("period_start", UTCDateTime(), primary_key=True),
+        Column("done", Integer, nullable=False, server_default="0"),
+        Column("failed", Integer, nullable=False, server_default="0"),
+        Column("done_seconds", Double, nullable=True),
+        Column("done_max", Double, nullable=True),
+        Column("done_hist", text_(), nullable=True),
+        Column("failed_hist", text_(), nullable=True),
+        Column("min_ready_at", UTCDateTime(), nullable=True),
+        **options,
+    )
+    Index(f"{p}job_trend_periods_span_idx", trend_periods.c.span, trend_periods.c.period_start)
     return Tables(
-        md, job, scheduled_runs, leases, side_effects, attempts, prefix, workers, actions, tallies
+        md,
+        job,
+        scheduled_runs,
+        leases,
+        side_effects,
+        attempts,
+        prefix,
+        workers,
+        actions,
+        tallies,
+        trend_periods,
     )

@@ -38,6 +38,12 @@ FIELDS: dict[Tally, str] = {
 
 
 class TallyOps(AttemptOps):
+    def _upsert_counts(self, conn: Connection, table: Any, values: dict[str, Any]) -> None:
+        """Insert a ``job_tallies`` row, or add its ``count`` to the row with the same key:
+        one statement (the dialect's upsert, ``dialects/*_store.py``), so concurrent writers
+        never lose an increment."""
+        raise NotImplementedError
+
     def tally(self, kind: str, what: Tally, n: int = 1) -> None:
         """+``n`` on ``kind``'s ``what`` in the current hour (nothing on a step-4 database)."""
         with self.transaction() as conn:

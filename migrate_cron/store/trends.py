@@ -23,6 +23,8 @@ schema step 5 has no ``ready_at``, so the queue age reads only the jobs still wa
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -125,18 +127,23 @@ class TrendQueries:
         union = parts[0].union_all(*parts[1:]).subquery("waits")
         return select(union.c.b, union.c.r)
 
-    def queue_age(self, conn: Connection, *, history: bool) -> tuple[float, ...]:
+    def queue_age(
+        self, conn: Connection, *, history: bool, extra: Iterable[tuple[int, datetime]] = ()
+    ) -> tuple[float, ...]:
         """Each bucket's earliest wait start, then the suffix minimum from the last bucket back:
         a wait that ended in bucket j (or is still going on, "after the last") covers every
         earlier bucket end it had begun by, so the oldest wait at end i is the earliest start
-        among the buckets after i — if it had begun by then (else nothing waited: age 0)."""
+        among the buckets after i — if it had begun by then (else nothing waited: age 0).
+        ``extra``: more (bucket number, earliest wait start) pairs (rolled periods)."""
         count = self.grid.count
         earliest: list[datetime | None] = [None] * (count + 1)
-        for r in conn.execute(self.queue_age_sql(history=history)):
-            start = aware_or_none(r.r)
-            if start is None or r.b is None:
+        rows = (
+            (r.b, aware_or_none(r.r)) for r in conn.execute(self.queue_age_sql(history=history))
+        )
+        for number, start in itertools.chain(rows, extra):
+            if start is None or number is None:
                 continue
-            i = int(r.b) - self.first
+            i = int(number) - self.first
             if i < 0:
                 continue
             i = min(i, count)

@@ -60,18 +60,22 @@ class Overview:
     leader: tuple[str, float] | None
     #: The charts over time for the same window (``Store.trends``).
     trends: Trends | None = None
+    #: The kinds table's p50/p95 come from rolled-up histograms (windows over an hour).
+    approximate: bool = False
 
 
 def overview(store: Store, registry: Registry | None, window: float) -> Overview:
     """``status`` over ``window`` seconds, the trends over the same window, and who leads
-    the scheduler."""
+    the scheduler. Over a window longer than an hour the done counts and run times come from
+    the rolled-up periods (``store/rolled.py``): the percentiles are then approximate."""
     from migrate_cron.ops.status import build_report
     from migrate_cron.store.leases import SCHEDULER_LEASE
 
     now = store.db_now()
-    report = build_report(store.status(now - timedelta(seconds=window), now), specs_of(registry))
-    report = replace(report, paused=store.paused())
-    return Overview(report, leader_of(store, now, SCHEDULER_LEASE), store.trends(window, now))
+    status = store.status(now - timedelta(seconds=window), now, rolled=True)
+    report = replace(build_report(status, specs_of(registry)), paused=store.paused())
+    leader = leader_of(store, now, SCHEDULER_LEASE)
+    return Overview(report, leader, store.trends(window, now), status.approximate)
 
 
 def leader_of(store: Store, now: datetime, lease: str) -> tuple[str, float] | None:

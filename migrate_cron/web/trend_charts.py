@@ -108,7 +108,8 @@ def runtime(trends: Trends, starts: list[datetime], per: str) -> tuple[str, str]
         key=lambda k: (-sum(p.runs for p in trends.runtime[k] if p is not None), k),
     )
     drawn = busiest[:RUNTIME_KINDS]
-    title = f"Run time p95 (solid) and p50 (dashed) per kind and {per} (UTC)"
+    about = "≈ " if trends.approximate else ""  # from histograms (``store/histogram.py``)
+    title = f"Run time {about}p95 (solid) and {about}p50 (dashed) per kind and {per} (UTC)"
     series = []
     words = []
     for n, kind in enumerate(drawn):

@@ -19,7 +19,9 @@ long as it is frozen, as with any lease.
 
 The reaper (``Reaper``): every ``reap_interval`` each worker tries the shared ``reaper`` lease
 (kept, never released, so at most one reap per interval across all workers) and the holder
-returns expired leases to ``open`` (or ``failed`` when out of attempts). A job whose worker
+returns expired leases to ``open`` (or ``failed`` when out of attempts), then rolls up the
+console's trend periods that closed (``store/rollup.py``: a bounded number per turn, off every
+job's path). A job whose worker
 died is back within ``lease`` + ``reap_interval`` of that worker's last heartbeat. It has a
 thread of its own so that a slow reap (thousands of expired leases, a lock wait, a loaded
 server) never delays the renewal of this worker's own leases, which the fence would then stop.
@@ -250,6 +252,8 @@ class Reaper(_Every):
                 reopened=result.reopened,
                 failed=result.failed,
             )
+        # The console's trends: closed periods of the history, a bounded number per turn.
+        self._store.roll_up_trends()
 
     def _say_waiting(self, why: str) -> None:
         if not self._waiting:

@@ -24,7 +24,10 @@ def test_upgrade_matches_schema_py_and_downgrade_leaves_nothing(
     db_url: str, table_prefix: str, tmp_path: Path
 ) -> None:
     names = ("job", "scheduled_runs", "job_leases", "side_effects", "job_attempts")
-    console = {f"{table_prefix}{n}" for n in ("job_workers", "job_actions", "job_tallies")}
+    console = {
+        f"{table_prefix}{n}"
+        for n in ("job_workers", "job_actions", "job_tallies", "job_trend_periods")
+    }
     ours = {f"{table_prefix}{n}" for n in names} | console
     version_table = f"{table_prefix}migrate_cron_alembic_version"
     try:
@@ -145,6 +148,7 @@ def test_default_prefix_uses_the_packaged_revision(tmp_path: Path) -> None:
         "job_workers",
         "job_actions",
         "job_tallies",
+        "job_trend_periods",
         "migrate_cron_alembic_version",
     }
     assert schema_diff(url, "") == []

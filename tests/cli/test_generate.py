@@ -69,6 +69,7 @@ def test_json_describes_the_written_revision(tmp_path: Path) -> None:
         "job_workers",
         "job_actions",
         "job_tallies",
+        "job_trend_periods",
     ]
     assert Path(data["path"]).is_file()
     assert Path(data["path"]).parent == tmp_path / "db" / "migrations" / "versions"

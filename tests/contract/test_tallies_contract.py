@@ -158,7 +158,7 @@ def test_a_job_that_failed_then_passed_on_retry_is_rescued_once(store: Store) ->
 def step4(db_url: str, store: Store) -> Iterator[Store]:
     """``store``'s database as schema step 4 left it: no console tables."""
     with store.engine.begin() as conn:
-        for table in ("job_tallies", "job_actions", "job_workers"):
+        for table in ("job_trend_periods", "job_tallies", "job_actions", "job_workers"):
             conn.execute(text(f"DROP TABLE {store.prefix}{table}"))
     old = open_store(db_url, prefix=store.prefix)
     try:

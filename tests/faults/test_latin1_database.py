@@ -71,7 +71,7 @@ TEXT_COLUMNS = """
       AND TABLE_NAME <> 'migrate_cron_alembic_version' AND TABLE_NAME LIKE :prefix
 """
 #: The tables of schema step 5 (the console's), created by an upgrade from an older head.
-CONSOLE = {"job_workers", "job_actions", "job_tallies"}
+CONSOLE = {"job_workers", "job_actions", "job_tallies", "job_trend_periods"}
 OURS = {"job", "scheduled_runs", "job_leases", "side_effects", "job_attempts", *CONSOLE}
 
 

@@ -63,7 +63,7 @@ def test_the_released_first_revision_never_changes() -> None:
     assert charset.table_names == ()
     console = render_revision("", 5)
     assert console.previous == charset.rev_id
-    assert console.table_names == ("job_workers", "job_actions", "job_tallies")
+    assert console.table_names == ("job_workers", "job_actions", "job_tallies", "job_trend_periods")
     assert "op.add_column('job_attempts'" in console.upgrades
     assert "op.drop_column('job_attempts', 'ready_at')" in console.downgrades
     assert revision_id("") == revision_id("", STEPS[-1].version) == console.rev_id
@@ -208,7 +208,7 @@ def test_an_older_install_gets_only_the_new_step_after_its_own_head(tmp_path: Pa
         ("mc_side_effects",),
         ("mc_job_attempts",),
         (),
-        ("mc_job_workers", "mc_job_actions", "mc_job_tallies"),
+        ("mc_job_workers", "mc_job_actions", "mc_job_tallies", "mc_job_trend_periods"),
     ]
 
 

@@ -128,6 +128,7 @@ def test_generated_revision_joins_the_history_and_applies_and_reverts(
                 "job_workers",
                 "job_actions",
                 "job_tallies",
+                "job_trend_periods",
             )
         }
         assert tables_with_prefix(db_url, table_prefix) == {
@@ -164,6 +165,7 @@ def test_init_creates_a_working_environment_holding_the_repository_revision(
         "job_workers",
         "job_actions",
         "job_tallies",
+        "job_trend_periods",
         "alembic_version",
     }
     offline = ok(

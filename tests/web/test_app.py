@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import warnings
 from collections.abc import Iterator
+from datetime import timedelta
 from io import StringIO
 from pathlib import Path
 
@@ -89,6 +90,14 @@ def test_overview_counts_what_the_queue_holds(
     assert "<svg" in html and "run time p50 / p95" in html
     assert client[0].get("/?window=24h").status_code == 200
     assert client[0].get("/?window=soon").status_code == 400
+    # Over 24h, once the history is rolled up, the kinds table's p50/p95 say they are read
+    # from histograms; the 1h window stays exact.
+    assert 'id="approximate"' not in client[0].get("/?window=24h").text
+    while store.roll_up_trends(store.db_now() + timedelta(days=1)):
+        pass
+    day = client[0].get("/?window=24h").text
+    assert 'id="approximate"' in day and "≈p50" in day
+    assert 'id="approximate"' not in client[0].get("/").text
 
 
 def test_failed_job_schedules_migration_and_workers_pages(

@@ -72,6 +72,12 @@ class MySQLStore(Store):
             type_=UTCDateTime(),
         )
 
+    def _upsert_rows(self, conn: Connection, table: Any, rows: list[dict[str, Any]]) -> None:
+        keys = set(table.primary_key.columns)
+        stmt = mysql_insert(table)  # one cached statement, executed with every row
+        others = {c.name: stmt.inserted[c.name] for c in table.c if c not in keys}
+        conn.execute(stmt.on_duplicate_key_update(others), rows)
+
     def seconds_between(self, start: Any, end: Any) -> ColumnElement[Any]:
         micros = func.timestampdiff(literal_column("MICROSECOND"), start, end)
         return cast(micros, Float) / 1_000_000.0

@@ -96,6 +96,12 @@ class PostgresStore(Store):
             )
         )
 
+    def _upsert_rows(self, conn: Connection, table: Any, rows: list[dict[str, Any]]) -> None:
+        keys = list(table.primary_key.columns)
+        stmt = pg_insert(table)  # one cached statement, executed with every row (executemany)
+        others = {c.name: stmt.excluded[c.name] for c in table.c if c not in keys}
+        conn.execute(stmt.on_conflict_do_update(index_elements=keys, set_=others), rows)
+
     def seconds_between(self, start: Any, end: Any) -> ColumnElement[Any]:
         return cast(func.extract("epoch", end - start), Float)
 

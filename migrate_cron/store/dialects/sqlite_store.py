@@ -50,6 +50,12 @@ class SQLiteStore(Store):
             )
         )
 
+    def _upsert_rows(self, conn: Connection, table: Any, rows: list[dict[str, Any]]) -> None:
+        keys = list(table.primary_key.columns)
+        stmt = sqlite_insert(table)  # one cached statement, executed with every row (executemany)
+        others = {c.name: stmt.excluded[c.name] for c in table.c if c not in keys}
+        conn.execute(stmt.on_conflict_do_update(index_elements=keys, set_=others), rows)
+
     def seconds_between(self, start: Any, end: Any) -> ColumnElement[Any]:
         # julianday() reads our 'YYYY-MM-DD HH:MM:SS.ffffff' text to the millisecond; rounding
         # to 3 decimals removes its floating-point noise (twice as fast as splitting the text
