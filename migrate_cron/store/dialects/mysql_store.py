@@ -134,6 +134,27 @@ class MySQLStore(Store):
             return sum(self._insert_if_absent(conn, table, r, keys) is not None for r in fresh)
         return len(fresh)
 
+    def _insert_open_jobs(
+        self, conn: Connection, kind: str, payloads: Sequence[Any], max_attempts: int
+    ) -> None:
+        """One multi-row INSERT per batch. The portable executemany would be one statement
+        per row here: PyMySQL folds an executemany into one INSERT only when its VALUES list
+        is all parameters, and ours carries the server clock (``UTC_TIMESTAMP(6)``, fixed for
+        the statement, so the batch shares one ``run_at`` as on PostgreSQL)."""
+        if not payloads:
+            return
+        now = self.now_sql()
+        same = {
+            "kind": kind,
+            "state": JobState.OPEN,
+            "attempts": 0,
+            "max_attempts": max_attempts,
+            "run_at": now,
+            "created_at": now,
+        }
+        conn.execute(insert(self.tables.job).values([{**same, "payload": p} for p in payloads]))
+        self._notify(conn, kind)
+
     def _claim(
         self,
         conn: Connection,

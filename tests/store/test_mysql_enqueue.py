@@ -1,0 +1,50 @@
+"""``enqueue_many`` on MariaDB sends one INSERT per chunk. The portable executemany went out as
+one statement per row: PyMySQL folds an executemany into a single INSERT only when the VALUES
+list is all parameters, and ours carries the server clock."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from sqlalchemy import event, select
+
+from migrate_cron.store import Store
+from migrate_cron.vocabulary import JobState
+from tests.conftest import fresh_store
+
+
+@pytest.fixture
+def mariadb_store(mariadb_database: str, table_prefix: str) -> Iterator[Store]:
+    with fresh_store(mariadb_database, table_prefix) as s:
+        yield s
+
+
+def test_enqueue_many_is_one_insert_per_chunk_on_mariadb(mariadb_store: Store) -> None:
+    inserts: list[bool] = []
+
+    def seen(conn: Any, cursor: Any, statement: str, *rest: Any) -> None:
+        if statement.lstrip().upper().startswith("INSERT"):
+            inserts.append(bool(rest[-1]))  # executemany
+
+    payloads = [{"n": i, "text": "✓"} for i in range(2500)] + [None]
+    event.listen(mariadb_store.engine, "before_cursor_execute", seen)
+    try:
+        assert mariadb_store.enqueue_many("bulk", payloads, max_attempts=3, chunk=1000) == 2501
+    finally:
+        event.remove(mariadb_store.engine, "before_cursor_execute", seen)
+    assert inserts == [False, False, False]
+    job = mariadb_store.tables.job
+    with mariadb_store.engine.connect() as conn:
+        rows = conn.execute(
+            select(
+                job.c.kind, job.c.payload, job.c.state, job.c.attempts, job.c.max_attempts
+            ).order_by(job.c.id)
+        ).all()
+    assert [r.payload for r in rows] == payloads
+    assert {(r.kind, r.state, r.attempts, r.max_attempts) for r in rows} == {
+        ("bulk", JobState.OPEN, 0, 3)
+    }
+    claimed = mariadb_store.claim("w", 5, lease=30)
+    assert [j.payload for j in claimed] == payloads[:5]
