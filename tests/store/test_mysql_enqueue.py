@@ -48,3 +48,28 @@ def test_enqueue_many_is_one_insert_per_chunk_on_mariadb(mariadb_store: Store) -
     }
     claimed = mariadb_store.claim("w", 5, lease=30)
     assert [j.payload for j in claimed] == payloads[:5]
+
+
+def test_enqueue_many_cuts_a_batch_of_big_payloads_under_the_packet_limit(
+    mariadb_store: Store,
+) -> None:
+    """20 MiB of payloads in one chunk: one statement would pass the server's 16 MiB
+    ``max_allowed_packet``; cut into statements, every job is stored."""
+    inserts: list[str] = []
+
+    def seen(conn: Any, cursor: Any, statement: str, *rest: Any) -> None:
+        if statement.lstrip().upper().startswith("INSERT"):
+            inserts.append(statement)
+
+    payloads = [{"n": i, "blob": "x" * 100_000} for i in range(200)]
+    event.listen(mariadb_store.engine, "before_cursor_execute", seen)
+    try:
+        assert mariadb_store.enqueue_many("big", payloads, chunk=1000) == 200
+    finally:
+        event.remove(mariadb_store.engine, "before_cursor_execute", seen)
+    assert 2 <= len(inserts) <= 10
+    job = mariadb_store.tables.job
+    with mariadb_store.engine.connect() as conn:
+        stored = conn.execute(select(job.c.payload).order_by(job.c.id)).scalars().all()
+    assert [p["n"] for p in stored] == list(range(200))
+    assert all(len(p["blob"]) == 100_000 for p in stored)

@@ -7,7 +7,8 @@ Not ``INSERT IGNORE`` (it stores NULL as '' and truncates silently) and not a no
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import json
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -140,9 +141,9 @@ class MySQLStore(Store):
         """One multi-row INSERT per batch. The portable executemany would be one statement
         per row here: PyMySQL folds an executemany into one INSERT only when its VALUES list
         is all parameters, and ours carries the server clock (``UTC_TIMESTAMP(6)``, fixed for
-        the statement, so the batch shares one ``run_at`` as on PostgreSQL)."""
-        if not payloads:
-            return
+        the statement, so the batch shares one ``run_at`` as on PostgreSQL). A batch of big
+        payloads is cut into statements under ``PACKET_BUDGET``: a whole statement must fit
+        the server's ``max_allowed_packet``, where one row at a time only each row had to."""
         now = self.now_sql()
         same = {
             "kind": kind,
@@ -152,7 +153,8 @@ class MySQLStore(Store):
             "run_at": now,
             "created_at": now,
         }
-        conn.execute(insert(self.tables.job).values([{**same, "payload": p} for p in payloads]))
+        for part in _packet_sized(payloads):
+            conn.execute(insert(self.tables.job).values([{**same, "payload": p} for p in part]))
         self._notify(conn, kind)
 
     def _claim(
@@ -225,3 +227,22 @@ class MySQLStore(Store):
             update(request.table).where(request.key.in_(keys)).values(dict(request.values))
         )
         return [(r[0], int(r[1]) + 1) for r in rows]
+
+
+#: Payload text per multi-row INSERT (JSON, ASCII-escaped: characters are bytes), well under
+#: MariaDB's default 16 MiB ``max_allowed_packet`` (MySQL 8's 64 MiB).
+PACKET_BUDGET = 4 * 1024 * 1024
+
+
+def _packet_sized(payloads: Sequence[Any]) -> Iterator[Sequence[Any]]:
+    """``payloads`` in runs whose JSON text stays under ``PACKET_BUDGET`` (at least one
+    payload a run: a single payload over the server's limit is refused as it was before)."""
+    start, size = 0, 0
+    for i, payload in enumerate(payloads):
+        n = len(json.dumps(payload)) + 64  # the row's other values and separators
+        if size + n > PACKET_BUDGET and i > start:
+            yield payloads[start:i]
+            start, size = i, 0
+        size += n
+    if start < len(payloads):
+        yield payloads[start:]
