@@ -121,6 +121,11 @@ class StoreBase:
     def _server_after(self, seconds: float) -> ColumnElement[datetime]:
         raise NotImplementedError
 
+    def _conflict_insert(self, table: Any) -> Any:
+        """The dialect's INSERT construct with ``on_conflict_do_update`` (PostgreSQL, SQLite);
+        a dialect without one overrides the upserts that use it instead."""
+        raise NotImplementedError
+
     def _insert_if_absent(
         self, conn: Connection, table: Any, values: dict[str, Any], keys: Sequence[str]
     ) -> Any | None:

@@ -250,9 +250,13 @@ class RollupOps(AttemptOps):
 
     def _upsert_rows(self, conn: Connection, table: Any, rows: list[dict[str, Any]]) -> None:
         """Insert ``rows``, or overwrite the non-key columns of those whose primary key exists:
-        one statement (each dialect's upsert, ``dialects/*_store.py``), so writing the same
-        rows twice changes nothing."""
-        raise NotImplementedError
+        one statement, so writing the same rows twice changes nothing. ``ON CONFLICT DO
+        UPDATE`` through the dialect's insert construct (``_conflict_insert``), one cached
+        statement executed with every row; MySQL/MariaDB override it."""
+        keys = list(table.primary_key.columns)
+        stmt = self._conflict_insert(table)
+        others = {c.name: stmt.excluded[c.name] for c in table.c if c not in keys}
+        conn.execute(stmt.on_conflict_do_update(index_elements=keys, set_=others), rows)
 
     def roll_up_trends(
         self, now: datetime | None = None, *, margin: float = MARGIN, max_periods: int = PER_TURN

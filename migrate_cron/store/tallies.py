@@ -40,9 +40,16 @@ FIELDS: dict[Tally, str] = {
 class TallyOps(AttemptOps):
     def _upsert_counts(self, conn: Connection, table: Any, values: dict[str, Any]) -> None:
         """Insert a ``job_tallies`` row, or add its ``count`` to the row with the same key:
-        one statement (the dialect's upsert, ``dialects/*_store.py``), so concurrent writers
-        never lose an increment."""
-        raise NotImplementedError
+        one statement, so concurrent writers never lose an increment. ``ON CONFLICT DO
+        UPDATE`` through the dialect's insert construct (``_conflict_insert``); MySQL/MariaDB
+        override it with ``ON DUPLICATE KEY UPDATE``."""
+        stmt = self._conflict_insert(table).values(values)
+        conn.execute(
+            stmt.on_conflict_do_update(
+                index_elements=list(table.primary_key.columns),
+                set_={"count": table.c["count"] + stmt.excluded["count"]},
+            )
+        )
 
     def tally(self, kind: str, what: Tally, n: int = 1) -> None:
         """+``n`` on ``kind``'s ``what`` in the current hour (nothing on a step-4 database)."""

@@ -128,15 +128,10 @@ def test_a_heartbeat_writes_a_missing_row_again(store: Store) -> None:
 
 @pytest.fixture
 def clocked(db_url: str, table_prefix: str) -> Iterator[tuple[Store, FakeClock]]:
-    from tests.conftest import fresh_store
+    from tests.ops.helpers import clocked_store
 
-    with fresh_store(db_url, table_prefix):
-        clock = FakeClock()
-        s = open_store(db_url, prefix=table_prefix, clock=clock)
-        try:
-            yield s, clock
-        finally:
-            s.dispose()
+    with clocked_store(db_url, table_prefix, FakeClock().now()) as pair:
+        yield pair
 
 
 def test_old_rows_leave_with_cleanup_and_the_horizon(clocked: tuple[Store, FakeClock]) -> None:

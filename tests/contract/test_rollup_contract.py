@@ -17,10 +17,11 @@ import pytest
 from sqlalchemy import select
 
 from migrate_cron.clock import FakeClock
-from migrate_cron.store import Store, open_store
+from migrate_cron.store import Store
 from migrate_cron.store.histogram import RESOLUTION
 from migrate_cron.store.models import AttemptRun
 from migrate_cron.store.rollup import MARGIN, MARK
+from tests.ops.helpers import clocked_store
 
 NOW = datetime(2026, 6, 1, 12, 3, 20, tzinfo=UTC)
 DAY = 86400.0
@@ -29,14 +30,8 @@ WINDOWS = (DAY, 7 * DAY, 30 * DAY)
 
 @pytest.fixture
 def clocked(db_url: str, table_prefix: str) -> Iterator[tuple[Store, FakeClock]]:
-    clock = FakeClock(NOW)
-    s = open_store(db_url, prefix=table_prefix, clock=clock)
-    s.create_schema()
-    try:
-        yield s, clock
-    finally:
-        s.drop_schema()
-        s.dispose()
+    with clocked_store(db_url, table_prefix, NOW) as pair:
+        yield pair
 
 
 def run(store: Store, clock: FakeClock, kind: str, ready: datetime, start: datetime,

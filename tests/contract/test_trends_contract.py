@@ -13,9 +13,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from migrate_cron.clock import FakeClock
-from migrate_cron.store import Store, open_store
+from migrate_cron.store import Store
 from migrate_cron.store.models import AttemptRun
 from migrate_cron.store.trends import trend_grid
+from tests.ops.helpers import clocked_store
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 HOUR = 3600.0
@@ -28,14 +29,8 @@ def at(minute: int, second: float = 0) -> datetime:
 
 @pytest.fixture
 def clocked(db_url: str, table_prefix: str) -> Iterator[tuple[Store, FakeClock]]:
-    clock = FakeClock(NOW)
-    s = open_store(db_url, prefix=table_prefix, clock=clock)
-    s.create_schema()
-    try:
-        yield s, clock
-    finally:
-        s.drop_schema()
-        s.dispose()
+    with clocked_store(db_url, table_prefix, NOW) as pair:
+        yield pair
 
 
 def run(store: Store, kind: str, ready: datetime | None, start: datetime, seconds: float,

@@ -87,20 +87,8 @@ class PostgresStore(Store):
         epoch = func.floor(func.extract("epoch", func.now()) / 3600) * 3600
         return func.to_timestamp(epoch, type_=UTCDateTime())
 
-    def _upsert_counts(self, conn: Connection, table: Any, values: dict[str, Any]) -> None:
-        stmt = pg_insert(table).values(values)
-        conn.execute(
-            stmt.on_conflict_do_update(
-                index_elements=list(table.primary_key.columns),
-                set_={"count": table.c["count"] + stmt.excluded["count"]},
-            )
-        )
-
-    def _upsert_rows(self, conn: Connection, table: Any, rows: list[dict[str, Any]]) -> None:
-        keys = list(table.primary_key.columns)
-        stmt = pg_insert(table)  # one cached statement, executed with every row (executemany)
-        others = {c.name: stmt.excluded[c.name] for c in table.c if c not in keys}
-        conn.execute(stmt.on_conflict_do_update(index_elements=keys, set_=others), rows)
+    def _conflict_insert(self, table: Any) -> Any:
+        return pg_insert(table)
 
     def seconds_between(self, start: Any, end: Any) -> ColumnElement[Any]:
         return cast(func.extract("epoch", end - start), Float)

@@ -41,20 +41,8 @@ class SQLiteStore(Store):
     def _server_hour(self) -> ColumnElement[datetime]:
         return literal(hour_of(datetime.now(UTC)), UTCDateTime())
 
-    def _upsert_counts(self, conn: Connection, table: Any, values: dict[str, Any]) -> None:
-        stmt = sqlite_insert(table).values(values)
-        conn.execute(
-            stmt.on_conflict_do_update(
-                index_elements=list(table.primary_key.columns),
-                set_={"count": table.c["count"] + stmt.excluded["count"]},
-            )
-        )
-
-    def _upsert_rows(self, conn: Connection, table: Any, rows: list[dict[str, Any]]) -> None:
-        keys = list(table.primary_key.columns)
-        stmt = sqlite_insert(table)  # one cached statement, executed with every row (executemany)
-        others = {c.name: stmt.excluded[c.name] for c in table.c if c not in keys}
-        conn.execute(stmt.on_conflict_do_update(index_elements=keys, set_=others), rows)
+    def _conflict_insert(self, table: Any) -> Any:
+        return sqlite_insert(table)
 
     def seconds_between(self, start: Any, end: Any) -> ColumnElement[Any]:
         # julianday() reads our 'YYYY-MM-DD HH:MM:SS.ffffff' text to the millisecond; rounding
