@@ -150,6 +150,10 @@ def test_resume_applies_the_missed_run_policy_to_the_pause(
         assert len(store.runs("tick")) == during, "a paused job got slots"
         assert run_cli("resume", "tick", env=env).returncode == 0
         wait_until(lambda: len(store.runs("tick")) >= during + 6, 30, "slots after the resume")
+        # One more slot: a tick logs after its rows commit, so only a later tick's row says
+        # the catch-up tick's lines are written (killed in between, its log would be short).
+        seen = len(store.runs("tick", limit=1000))
+        wait_until(lambda: len(store.runs("tick", limit=1000)) > seen, 30, "a later tick")
     finally:
         stop_all([sched])
     runs = sorted(store.runs("tick", limit=1000), key=lambda r: r["scheduled_for"])
