@@ -186,7 +186,8 @@ def generate_registry(
     elif result.written:
         say(
             f"wrote {shown(output)}: {counted(counts[NEW], 'new job')}; check the names and "
-            "policies, then `migrate-cron plan` and `migrate-cron migrate NAME`"
+            f"policies, then `{shown(plan_command(crontabs, output))}` (it ends with the first "
+            "`migrate` to run)"
         )
     else:
         say(f"{shown(output)} is up to date")
@@ -219,3 +220,14 @@ def generate_registry(
 
 
 generate_registry.__doc__ = reflow(generate_registry.__doc__)
+
+
+def plan_command(crontabs: list[str], output: Path) -> str:
+    """``plan`` for the same files (it takes them as arguments), with the registry just
+    written unless it is the default ``plan`` finds by itself: the hint runs as written."""
+    import shlex
+
+    words = ["migrate-cron", "plan", *crontabs]
+    if output != Path(DEFAULT_REGISTRY):
+        words += ["-r", str(output)]
+    return shlex.join(words)

@@ -55,7 +55,7 @@ def plan(
     behind it. Table, --json or --markdown.
     """
     from migrate_cron.errors import UsageError
-    from migrate_cron.migration.planning import analyze_files, plan_rows
+    from migrate_cron.migration.planning import analyze_files, generate_command, plan_rows
 
     if as_json and markdown:
         raise UsageError("choose one of --json and --markdown")
@@ -63,7 +63,8 @@ def plan(
         from migrate_cron.crontab.timezone import check_zone
 
         check_zone(tz)
-    rows = _with_registry_names(plan_rows(analyze_files(crontabs, default_tz=tz)), registry)
+    report = analyze_files(crontabs, default_tz=tz)
+    rows = _with_registry_names(plan_rows(report), registry)
     if as_json:
         from migrate_cron.cli.common import print_json
 
@@ -71,7 +72,7 @@ def plan(
     elif markdown:
         sys.stdout.write(render_markdown(rows))
     else:
-        _render_table(rows)
+        _render_table(rows, generate_command(report, rows, tz))
 
 
 def render_markdown(rows: list[PlanRow]) -> str:
@@ -108,7 +109,7 @@ def _steps(rows: list[PlanRow]) -> list[tuple[str, list[PlanRow]]]:
     return out
 
 
-def _render_table(rows: list[PlanRow]) -> None:
+def _render_table(rows: list[PlanRow], generate: tuple[str, str]) -> None:
     from rich.markup import escape
 
     from migrate_cron.cli.render.console import report_console
@@ -144,9 +145,12 @@ def _render_table(rows: list[PlanRow]) -> None:
     if first is not None:
         from migrate_cron.cli.common import info
 
-        every = " ".join(dict.fromkeys(r.where for r in rows))
-        step_one = (
-            f"`migrate-cron generate registry {every}`, then " if not first.registry_name else ""
+        command, when = generate
+        step_one = (  # the first time: the registry and the tables `migrate` needs
+            f"`{command}`{when}, `migrate-cron db upgrade` (or your own Alembic project: "
+            "README, Two ways to the tables), then "
+            if not first.registry_name
+            else ""
         )
         info(shown(f"start with {first.job}: {step_one}`{first.next_command}`"))
 

@@ -139,3 +139,33 @@ def plan_rows(report: Report) -> list[PlanRow]:
 
 def plan_files(paths: Sequence[str | Path]) -> list[PlanRow]:
     return plan_rows(analyze_files(paths))
+
+
+def generate_command(report: Report, rows: Sequence[PlanRow], tz: str | None) -> tuple[str, str]:
+    """The ``generate registry`` command that takes the planned lines, and when to run it as
+    written. A line under a ``CRON_TZ`` its cron ignores runs in the daemon's zone, which the
+    file does not say: without ``--tz`` generate refuses it, so the command carries ``--tz``
+    (the one plan was given, else this host's zone, true when cron runs here)."""
+    import shlex
+
+    from migrate_cron.crontab.flavour import flavour
+    from migrate_cron.migration.entry_zone import entry_zone
+    from migrate_cron.registry.proposal import Refusal
+
+    files = " ".join(shlex.quote(w) for w in dict.fromkeys(r.where for r in rows))
+    command = f"migrate-cron generate registry {files}"
+    if tz is not None:
+        return f"{command} --tz {tz}", ""
+    cron = flavour(report.cron)
+    unsaid = any(
+        isinstance(entry_zone(line, "", cron, report.default_tz, False), Refusal)
+        for f in report.files
+        for line in f.jobs
+    )
+    if not unsaid:
+        return command, ""
+    return (
+        f"{command} --tz {report.default_tz}",
+        f" (if cron runs on this host; {cron.label} ignores the file's CRON_TZ, so give "
+        "--tz the zone its daemon runs in)",
+    )

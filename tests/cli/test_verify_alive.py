@@ -16,7 +16,10 @@ def _alive(env: dict[str, str], cwd: Path) -> dict[str, object]:
     done = run_cli("verify", "import-orders", "--json", env=env, cwd=cwd)
     report = json.loads(done.stdout)
     [check] = [c for c in report["checks"] if c["key"] == "alive"]
-    assert (done.returncode == 0) == (check["status"] != "fail"), done.stdout
+    # exit 1 only on a failed check (waiting is not one); on a slow machine the */5 slot may
+    # pass during the test, failing the queue check, so the code follows every check
+    failed = any(c["status"] == "fail" for c in report["checks"])
+    assert (done.returncode == 0) == (not failed), done.stdout
     return check
 
 
