@@ -22,7 +22,7 @@ def what_changes(spec: JobSpec, swallow: str) -> tuple[list[str], str | None]:
         stripped = strip_swallow(command)
         new_command = stripped if stripped != command else None
         notes.append(
-            f"--strip-swallow: the registry's command is now {stripped!r} (the crontab "
+            f"--strip-swallow: the registry's command becomes {stripped!r} (the crontab "
             "line keeps its text for rollback)"
             if new_command
             else f"the command hides failures ({', '.join(hidden.found)}) in a way that "
@@ -34,7 +34,7 @@ def what_changes(spec: JobSpec, swallow: str) -> tuple[list[str], str | None]:
             notes.append(
                 f"the command ended in `{hidden.tail}`, which reports success when it fails: "
                 f"the queue would record `done`, never retry, never shelve it. The registry's "
-                f"command is now {new_command!r} (the crontab line keeps its text for "
+                f"command becomes {new_command!r} (the crontab line keeps its text for "
                 "rollback); --keep-swallow keeps cron's behaviour"
             )
         else:

@@ -30,11 +30,16 @@ def test_swallowers_found_and_stripped(command: str, found: list[str], stripped:
     assert strip_swallow(command) == stripped
 
 
-def _project(tmp_path: Path, line: str) -> tuple[dict[str, str], str]:
+def _project(
+    tmp_path: Path, line: str, url: str = "", prefix: str = ""
+) -> tuple[dict[str, str], str]:
     crontab = tmp_path / "crontab"
     crontab.write_text(line)
-    env = {"MIGRATE_CRON_REGISTRY": str(tmp_path / "migrate-cron.toml")}
-    url = f"sqlite:///{tmp_path / 'q.db'}"
+    env = {
+        "MIGRATE_CRON_REGISTRY": str(tmp_path / "migrate-cron.toml"),
+        "MIGRATE_CRON_TABLE_PREFIX": prefix,
+    }
+    url = url or f"sqlite:///{tmp_path / 'q.db'}"
     assert (
         run_cli("generate", "registry", str(crontab), "--format", "user", env=env).returncode == 0
     )
@@ -60,6 +65,7 @@ def test_migrate_says_what_matters_and_strips_on_request(tmp_path: Path) -> None
     text = " ".join(plain.stderr.split())
     assert "ended in `|| true`, which reports success when it fails" in text
     assert "--keep-swallow keeps cron's behaviour" in text
+    assert "The registry's command becomes 'cd /srv" in text  # a dry run: not "is now"
     assert "output goes to /dev/null (>/dev/null)" in text and "--strip-swallow" in text
     assert "add `timeout = 3600` (seconds) to [jobs.invoices-export]" in text
     assert "flock is redundant now" in text
@@ -75,12 +81,14 @@ def test_migrate_says_what_matters_and_strips_on_request(tmp_path: Path) -> None
     assert (tmp_path / "crontab").read_text() == line
 
 
-def test_a_swallowed_failure_is_red_not_green(tmp_path: Path) -> None:
+def test_a_swallowed_failure_is_red_not_green(
+    tmp_path: Path, db_url: str, table_prefix: str
+) -> None:
     """`cd` into a missing directory `|| true`: under cron the failure was silent. migrate
     removes the tail by default, so the worker records the failure; kept with
     --keep-swallow, the run is `done` and verify fails on it."""
     line = "*/5 * * * * cd /nonexistent-dir-mct && ./export.sh || true\n"
-    env, url = _project(tmp_path, line)
+    env, url = _project(tmp_path, line, db_url, table_prefix)
     db = ["--database-url", url]
     name = "export"
     kept = run_cli("migrate", name, "--format", "user", "--keep-swallow", *db, env=env)
@@ -96,6 +104,7 @@ def test_a_swallowed_failure_is_red_not_green(tmp_path: Path) -> None:
     checks = {c["key"]: c for c in json.loads(verify.stdout)["checks"]}
     assert checks["failures"]["status"] == "fail"
     assert "recorded done" in checks["failures"]["summary"]
+    assert "never retries it" in checks["failures"]["summary"]
 
     assert run_cli("rollback", name, env=env).returncode == 0
     switched = run_cli("migrate", name, "--format", "user", *db, env=env)
