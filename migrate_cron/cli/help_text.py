@@ -40,7 +40,7 @@ EXAMPLES: dict[str, tuple[str, ...]] = {
     "db current": ("migrate-cron db current --json",),
     "migrate": (
         # --format user: a copy of `crontab -l` away from cron's spool says nothing of its
-        # format (tests/cli/test_help_examples_run.py runs each of these as written).
+        # format (tests/cli/test_first_hour.py runs each of these as written).
         "migrate-cron migrate invoices-export --format user --to enqueue --dry-run",
         "migrate-cron migrate invoices-export --format user --to scheduler",
         "migrate-cron migrate invoices-export --cron cronie --format user --dry-run",

@@ -18,6 +18,7 @@ from migrate_cron.cli.help_text import EXAMPLES
 from migrate_cron.store import Store
 from tests.conftest import run_cli
 from tests.e2e.journey import SHOP
+from tests.fresh_database import fresh_database
 from tests.user_env import user_env
 
 SCHEDULED = """
@@ -143,12 +144,12 @@ def test_messages_show_the_url_as_typed(
     assert "S3cret" not in up.stderr + down.stderr + failed.stderr
 
 
-def demo_directory(root: Path) -> Path:
+def demo_directory(root: Path, url: str) -> Path:
     """The directory the examples are written for: the shop's crontab, its registry and the
     tables (`make demo` after `generate registry` and `db upgrade`)."""
     root.mkdir()
     shutil.copyfile(SHOP, root / "shop.crontab")
-    env = user_env(MIGRATE_CRON_SPOOL=str(root / "spool"))
+    env = user_env(MIGRATE_CRON_SPOOL=str(root / "spool"), MIGRATE_CRON_DATABASE_URL=url)
     for command in ("generate registry shop.crontab --tz UTC", "db upgrade"):
         result = run_cli(*shlex.split(command), cwd=root, env=env)
         assert result.returncode == 0, (command, result.stderr)
@@ -166,14 +167,26 @@ RUNNABLE = (
 )
 
 
-def test_help_examples_run_as_written(tmp_path: Path) -> None:
+def test_help_examples_run_as_written(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest
+) -> None:
     """An example that fails when pasted is worse than none: every ``migrate --help``
-    example, and the first of the commands around it, in the demo's directory."""
-    demo = demo_directory(tmp_path / "demo")
+    example, and the first of the commands around it, in the demo's directory — on SQLite's
+    default ``migrate-cron.db``, or a new database in MIGRATE_CRON_DATABASE_URL."""
+    if backend == "sqlite":
+        examples_run_as_written(tmp_path, "")
+        return
+    request.getfixturevalue("pg_database" if backend == "postgresql" else "mariadb_database")
+    with fresh_database(backend) as url:
+        examples_run_as_written(tmp_path, url)
+
+
+def examples_run_as_written(tmp_path: Path, url: str) -> None:
+    demo = demo_directory(tmp_path / "demo", url)
     for n, sequence in enumerate(RUNNABLE):
         copy = tmp_path / f"copy{n}"
         shutil.copytree(demo, copy)
-        env = user_env(MIGRATE_CRON_SPOOL=str(copy / "spool"))
+        env = user_env(MIGRATE_CRON_SPOOL=str(copy / "spool"), MIGRATE_CRON_DATABASE_URL=url)
         for path, index in sequence:
             example = EXAMPLES[path][index]
             result = run_cli(*shlex.split(example)[1:], cwd=copy, env=env)
