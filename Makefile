@@ -20,9 +20,21 @@ $(STAMP): pyproject.toml
 
 # The whole suite on SQLite, PostgreSQL and MariaDB. Without CI=true an unreachable server
 # skips its suite with a message; with CI=true it fails. pytest's exit 5 (no tests) fails too.
+# Tests never write into the checkout (issue 32): the tree's state (git status, with ignored
+# files other than tools' caches, and the diff) is compared before and after; a change fails.
+TREE_STATE = { git status --porcelain --ignored --untracked-files=all 2>/dev/null | \
+	grep -vE '^!! (\.venv/|\.pytest_cache/|\.ruff_cache/|\.mypy_cache/|\.hypothesis/|.*__pycache__/|.*\.egg-info/)'; \
+	git diff --no-ext-diff 2>/dev/null | cksum; }
+
 test: $(STAMP)
+	@before=$$(mktemp); after=$$(mktemp); $(TREE_STATE) >$$before; \
 	$(BIN)/pytest -q -n $(PYTEST_WORKERS) --dist worksteal --durations=15 $(PYTEST_ARGS); rc=$$?; \
-	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; exit 1; fi; exit $$rc
+	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; rc=1; fi; \
+	$(TREE_STATE) >$$after; \
+	if ! cmp -s $$before $$after; then \
+		echo "make test: the tests changed the checkout (they must write only to temporary directories):" >&2; \
+		diff $$before $$after | grep '^[<>]' >&2; rc=1; \
+	fi; rm -f $$before $$after; exit $$rc
 
 # Tests that need no database and are not slow: seconds, for the edit-test loop.
 test-fast: $(STAMP)
