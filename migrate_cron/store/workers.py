@@ -30,6 +30,11 @@ ROOT_USER = "root"
 KINDS_WIDTH = 8000
 #: How far back ``workers`` looks by default (seconds): a day of starts and stops.
 WORKERS_HORIZON = 86400.0
+#: Heartbeats a worker may miss before it is gone (the console's Workers page, ``verify``).
+MISSED_BEATS = 3
+#: Seconds of silence after which a worker whose row does not say its ``--heartbeat`` is
+#: gone: three default heartbeats, the default lease.
+GONE_AFTER = 30.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +78,25 @@ class WorkerRecord:
     @property
     def any_user(self) -> bool:
         return self.run_as == ROOT_USER
+
+    @property
+    def silence_limit(self) -> float:
+        """Seconds without a heartbeat after which this worker is gone."""
+        return MISSED_BEATS * self.heartbeat if self.heartbeat else GONE_AFTER
+
+    @property
+    def heartbeating(self) -> bool:
+        """Running and renewing its row: not stopped, not silent past its limit."""
+        return self.stopped_at is None and self.seen_ago <= self.silence_limit
+
+    def can_run(self, kind: str, user: str | None) -> bool | None:
+        """Whether this worker claims ``kind`` and can run it as ``user`` (None: as itself);
+        None when its kinds list was cut at ``KINDS_WIDTH`` and may go on past it."""
+        if user is not None and not self.any_user and self.run_as != user:
+            return False
+        if self.kinds is None or kind in self.kinds:
+            return True
+        return None if len(",".join(self.kinds)) >= KINDS_WIDTH - 255 else False
 
 
 class WorkerOps(AttemptOps):

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from migrate_cron.store.workers import GONE_AFTER, MISSED_BEATS
 from migrate_cron.vocabulary import JobState, WorkerState
 
 if TYPE_CHECKING:
@@ -23,15 +24,6 @@ if TYPE_CHECKING:
 
 #: Running jobs read for the Workers page; more are counted in the totals only.
 RUNNING_LIMIT = 1000
-#: Heartbeats missed after which a worker holding no live lease is gone.
-MISSED_BEATS = 3
-
-
-#: Seconds since a worker's last heartbeat after which it is gone (when it holds no live
-#: lease either): three default heartbeats, the default lease. ``job_workers`` does not keep
-#: each worker's ``--heartbeat``; a worker that beats less often is still alive while a job
-#: it holds has its lease running.
-GONE_AFTER = 30.0
 
 
 @dataclass(frozen=True)

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from migrate_cron.errors import DatabaseUnavailable
 from migrate_cron.migration.check import FAIL, OK, SKIPPED, WAITING
 from migrate_cron.migration.check_alive import Liveness, alive_check
 from migrate_cron.registry import JobSpec, Migration
+from migrate_cron.store.workers import WorkerRecord
 
 SWITCH = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 
@@ -48,3 +51,50 @@ def test_alive_is_never_ok_without_a_worker_that_ran_the_job() -> None:
     # A renewal due any moment (the holder renews once per heartbeat) is still a live worker.
     late = alive_check(spec("enqueue"), lambda: Liveness(None, 0, None, ("w1:9:cd", -8.0)), 2)
     assert late.status == OK
+
+
+def record(
+    name: str = "w1:9:cd",
+    kinds: tuple[str, ...] | None = ("export",),
+    run_as: str = "root",
+    seen_ago: float = 2.0,
+    stopped: bool = False,
+) -> WorkerRecord:
+    at = datetime(2025, 3, 1, 10, 0, tzinfo=UTC)
+    return WorkerRecord(
+        name=name, host="h1", run_as=run_as, kinds=kinds, pid=9, concurrency=1, in_flight=0,
+        started_at=at, last_seen=at, stopped_at=at if stopped else None, seen_ago=seen_ago,
+        heartbeat=10.0,
+    )  # fmt: skip
+
+
+def rows(*workers: WorkerRecord) -> Callable[[], Liveness]:
+    return lambda: Liveness(None, 0, None, WORKER, workers)
+
+
+def test_a_worker_serves_the_job_only_if_it_can_run_it_and_heartbeats() -> None:
+    """Where the database keeps worker rows, "a worker serves it" means what it says: one
+    heartbeating within three of its heartbeats, claiming the kind, running as root or as the
+    job's user — whether or not the reaper lease is held, and before its first slot."""
+    job = replace(spec(), user="deploy")
+    served = alive_check(job, rows(record()), 0)
+    assert served.status == OK and "worker w1:9:cd on h1 can run it" in served.summary
+    as_deploy = alive_check(job, rows(record(run_as="deploy", kinds=None)), 0)
+    assert as_deploy.status == OK
+    other_kinds = alive_check(job, rows(record(kinds=("import", "mail"))), 4)
+    assert other_kinds.status == FAIL, other_kinds
+    assert "none can run export: w1:9:cd claims only import, mail" in other_kinds.summary
+    other_user = alive_check(job, rows(record(run_as="www-data")), 4)
+    assert other_user.status == FAIL
+    assert "w1:9:cd runs as www-data, the job as deploy" in other_user.summary
+    assert "as root or as deploy" in other_user.summary
+    silent = alive_check(job, rows(record(seen_ago=31.0)), 4)  # three 10 s heartbeats
+    assert silent.status == FAIL and "no worker is running" in silent.summary
+    assert "w1:9:cd, went silent 31s ago" in silent.summary
+    stopped = alive_check(job, rows(record(stopped=True)), 4)
+    assert stopped.status == FAIL and "w1:9:cd, stopped" in stopped.summary
+    none = alive_check(job, rows(), 0)
+    assert none.status == FAIL and "no worker is running:" in none.summary
+    # The one that can run it, among others that cannot, serves it.
+    mixed = alive_check(job, rows(record("w2:1:ab", kinds=("x",)), record()), 0)
+    assert mixed.status == OK and mixed.data["worker"] == "w1:9:cd"
