@@ -84,14 +84,21 @@ def current(
     else:
         for rev in state.at:
             typer.echo(f"{rev} (head)" if rev in state.heads else rev)
-        info(f"{state.database}: {_describe(state)}")
+        info(f"{state.database}: {_describe(state, table_prefix)}")
     if check and not state.up_to_date:
         raise typer.Exit(1)
 
 
-def _describe(state: SchemaState) -> str:
+def _describe(state: SchemaState, prefix: str) -> str:
     from migrate_cron.generate.environment import elsewhere_note
+    from migrate_cron.generate.project_here import own_project_revisions
 
+    versions = None if state.current or state.found else own_project_revisions(prefix)
+    if versions is not None:  # `db upgrade` here would make the project's upgrade fail
+        return (
+            f"no tables yet — the Alembic project here has migrate-cron's revisions "
+            f"({versions}): run `alembic upgrade head` (README, Two ways to the tables)"
+        )
     if not state.exists:
         return "no database yet — run `migrate-cron db upgrade` (it creates the file)"
     if state.managed_elsewhere:

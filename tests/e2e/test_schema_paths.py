@@ -92,6 +92,10 @@ def test_your_own_alembic_project(user: tuple[Path, dict[str, str]]) -> None:
     init = ok("migrate-cron generate migration --init alembic", home, env)
     hint = next_line(init)
     assert quoted(hint)[0] == "alembic upgrade head", hint
+    # Asked in between, `db current` advises the project's way too, never `db upgrade` (whose
+    # tables would make the project's upgrade fail on "table already exists").
+    before = ok("migrate-cron db current", home, env)
+    assert quoted(before.stderr) == ["alembic upgrade head"], before.stderr
     upgrade = ok(quoted(hint)[0], home, env)  # the hint, as written
     assert "%(levelname)" not in upgrade.stderr  # the ini's log format is read raw
     assert re.search(
