@@ -116,6 +116,16 @@ def test_a_syntax_error_costs_only_the_runs_of_the_entry_it_is_in(
     worker = run_cli("worker", "--once", env=env, timeout=120)
     assert worker.returncode == 1 and worker.stderr.startswith(f"error: {registry}: invalid TOML")
     assert [str(r["scheduled_for"])[:16] for r in store.runs("a")] == ["2026-03-01 02:30"]
+    # b's header broken ("[jobs.b" without its "]"): a's tables still end where b's begin.
+    registry.write_text('[jobs.a]\ncommand = "true"\n\n[jobs.b\ncommand = "true"\n')
+    good = run_cli("enqueue", "a", "--slot", "2026-03-01T02:35", env=env)
+    assert good.returncode == 0, good.stderr
+    bad = run_cli("enqueue", "b", "--slot", "2026-03-01T02:35", env=env)
+    assert bad.returncode == 75 and f"{registry}: invalid TOML" in bad.stderr, bad.stderr
+    assert sorted(str(r["scheduled_for"])[:16] for r in store.runs("a")) == [
+        "2026-03-01 02:30",
+        "2026-03-01 02:35",
+    ]
 
 
 def test_fan_out_is_not_stopped_by_another_entry_s_error(
