@@ -34,6 +34,8 @@ _PARSE_FIXES = {
     "command means the same in UTF-8",
     "env-not-utf8": "keep the jobs below it on cron, or write that env line in UTF-8",
     "command-too-long": "put the command in a script and run the script from the line",
+    "nul-byte": "remove the NUL byte (an editor shows it as ^@; `tr -d '\\000'` drops it)",
+    "env-nul-byte": "remove the NUL byte from that env line",
 }
 
 

@@ -254,11 +254,11 @@ def _fan_out_stdin(store: Store, kind: str, max_attempts: int, quiet: bool, as_j
 
 def _max_attempts(registry: str, kind: str) -> int:
     """The registry entry's max_attempts when the kind has one; the default otherwise (a
-    queue-only kind needs no entry)."""
-    from migrate_cron.registry import load_registry
+    queue-only kind needs no entry, and another entry's error is not its own)."""
+    from migrate_cron.registry import find_entry
     from migrate_cron.store.base import DEFAULT_MAX_ATTEMPTS
 
     if not os.path.exists(registry):
         return DEFAULT_MAX_ATTEMPTS
-    spec = load_registry(registry).jobs.get(kind)
+    spec = find_entry(registry, kind)
     return spec.max_attempts if spec is not None else DEFAULT_MAX_ATTEMPTS

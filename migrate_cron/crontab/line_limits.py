@@ -4,6 +4,9 @@ command ``sh -c`` can be given.
 - The registry is TOML, which is UTF-8 text: a line (or an env line above it) holding bytes
   that are not UTF-8 runs under cron, but cannot be kept byte for byte — nor given back by
   ``rollback``. The parser keeps such bytes (decoded with ``surrogateescape``).
+- A NUL byte cannot be given to a process at all (its arguments and environment are C
+  strings), and cron reads one as the end of what it is reading: an entry holding it would
+  fail every attempt in a few ms. The parser keeps it, so ``analyze`` can name it.
 - Cron, and the worker after it, runs a line as ``SHELL -c COMMAND``, the whole command one
   argument of one ``execve``. Linux passes one argument of at most 32 pages (MAX_ARG_STRLEN,
   131,072 bytes with its NUL); a longer one fails with E2BIG ("Argument list too long")
@@ -18,6 +21,7 @@ registry refuses to load a command that is too long.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from migrate_cron.crontab.entry import CrontabLine, Problem, Severity
 
@@ -31,7 +35,24 @@ _SURELY_SHORT = MAX_COMMAND_BYTES // 4
 NOT_UTF8 = "not-utf8"
 ENV_NOT_UTF8 = "env-not-utf8"
 COMMAND_TOO_LONG = "command-too-long"
-UNKEEPABLE = frozenset({NOT_UTF8, ENV_NOT_UTF8, COMMAND_TOO_LONG})
+NUL_BYTE = "nul-byte"
+ENV_NUL_BYTE = "env-nul-byte"
+UNKEEPABLE = frozenset({NOT_UTF8, ENV_NOT_UTF8, COMMAND_TOO_LONG, NUL_BYTE, ENV_NUL_BYTE})
+
+#: Why a NUL byte keeps a line out of the registry (the registry refuses one too).
+_NUL_WHY = (
+    "no process can be given one (its arguments and environment are C strings) and cron reads "
+    "it as the end of the line"
+)
+
+
+@dataclass(frozen=True)
+class BadEnv:
+    """The first env line in effect above a job line that the registry cannot keep."""
+
+    name: str
+    line: int
+    code: str  # ENV_NOT_UTF8 or ENV_NUL_BYTE
 
 
 def command_too_long(command: str) -> str | None:
@@ -53,15 +74,31 @@ def first_undecodable(text: str) -> int | None:
     return next((i for i, ch in enumerate(text) if "\udc80" <= ch <= "\udcff"), None)
 
 
-def job_line_problems(line: CrontabLine, bad_env: tuple[str, int] | None) -> tuple[Problem, ...]:
+def job_line_problems(line: CrontabLine, bad_env: BadEnv | None) -> tuple[Problem, ...]:
     """The problems of a job line that keep it out of the registry; ``bad_env`` is the first
-    env line in effect above it that is not UTF-8 (its name and line number)."""
-    if bad_env is None and line.raw.isascii() and len(line.command or "") <= _SURELY_SHORT:
+    env line in effect above it that the registry cannot keep."""
+    if (
+        bad_env is None
+        and line.raw.isascii()
+        and "\0" not in line.raw
+        and len(line.command or "") <= _SURELY_SHORT
+    ):
         return ()  # nearly every line: no need to look closer
     problems: list[Problem] = []
     text = line.text
     at = first_undecodable(text)
-    if at is not None:
+    nul = text.find("\0")
+    if nul >= 0:
+        problems.append(
+            Problem(
+                NUL_BYTE,
+                f"a NUL byte (column {nul + 1}): {_NUL_WHY}, so `generate registry` does not "
+                "register this line",
+                Severity.WARNING,
+                column=nul + 1,
+            )
+        )
+    elif at is not None:
         problems.append(
             Problem(
                 NOT_UTF8,
@@ -73,13 +110,17 @@ def job_line_problems(line: CrontabLine, bad_env: tuple[str, int] | None) -> tup
             )
         )
     elif bad_env is not None:
-        name, number = bad_env
+        name, number = bad_env.name, bad_env.line
+        why = (
+            f"holds a NUL byte: {_NUL_WHY}"
+            if bad_env.code == ENV_NUL_BYTE
+            else "is not UTF-8: the registry cannot keep this job's environment byte for byte"
+        )
         problems.append(
             Problem(
-                ENV_NOT_UTF8,
-                f"the env line {name}= above it (line {number}) is not UTF-8: the registry "
-                "cannot keep this job's environment byte for byte, so `generate registry` "
-                "does not register this line",
+                bad_env.code,
+                f"the env line {name}= above it (line {number}) {why}, so `generate "
+                "registry` does not register this line",
                 Severity.WARNING,
                 field="env",
             )
@@ -94,8 +135,19 @@ def env_line_problem(text: str, name: str) -> Problem | None:
     """An env line that is not UTF-8 (``text`` without its line ending, setting ``name``):
     the jobs below it cannot be registered. CRON_TZ is not kept as env (a zone that is not
     text is no zone: the parser says so)."""
+    if name == "CRON_TZ":
+        return None
+    nul = text.find("\0")
+    if nul >= 0:
+        return Problem(
+            NUL_BYTE,
+            f"a NUL byte (column {nul + 1}): {_NUL_WHY}, so `generate registry` does not "
+            "register the jobs below it",
+            Severity.WARNING,
+            column=nul + 1,
+        )
     at = first_undecodable(text)
-    if at is None or name == "CRON_TZ":
+    if at is None:
         return None
     return Problem(
         NOT_UTF8,
@@ -106,12 +158,17 @@ def env_line_problem(text: str, name: str) -> Problem | None:
     )
 
 
-def undecodable_env(env: Mapping[str, str], numbers: Mapping[str, int]) -> tuple[str, int] | None:
-    """The first assignment of ``env`` (but CRON_TZ, which is not kept as env) that is not
-    UTF-8, with the number of the line that set it; None when all are text."""
+def undecodable_env(env: Mapping[str, str], numbers: Mapping[str, int]) -> BadEnv | None:
+    """The first assignment of ``env`` (but CRON_TZ, which is not kept as env) that holds a
+    NUL byte or is not UTF-8, with the number of the line that set it; None when all are
+    text the registry can keep."""
     for name, value in env.items():
-        if name != "CRON_TZ" and first_undecodable(name + value) is not None:
-            return name, numbers.get(name, 0)
+        if name == "CRON_TZ":
+            continue
+        if "\0" in name or "\0" in value:
+            return BadEnv(name, numbers.get(name, 0), ENV_NUL_BYTE)
+        if first_undecodable(name + value) is not None:
+            return BadEnv(name, numbers.get(name, 0), ENV_NOT_UTF8)
     return None
 
 

@@ -59,6 +59,7 @@ from migrate_cron.crontab.flavour_reads import as_flavour_reads, whole_file_prob
 from migrate_cron.crontab.gc_pause import gc_paused
 from migrate_cron.crontab.line_ends import continued, cr_problem, with_problem
 from migrate_cron.crontab.line_limits import (
+    BadEnv,
     env_line_problem,
     job_line_problems,
     undecodable_env,
@@ -87,9 +88,9 @@ class _State:
     #: One string per distinct schedule: a big file repeats a few thousand over 100,000 lines.
     schedules: dict[str, str] = field(default_factory=dict)
     #: The line that last set each env name, and the first name in ``env`` (but CRON_TZ)
-    #: whose line is not UTF-8 (the registry cannot keep the jobs below it).
+    #: the registry cannot keep (not UTF-8, a NUL byte: the jobs below it are not registered).
     env_lines: dict[str, int] = field(default_factory=dict)
-    bad_env: tuple[str, int] | None = None
+    bad_env: BadEnv | None = None
 
 
 def parse_crontab(

@@ -28,12 +28,19 @@ from typing import TYPE_CHECKING
 
 from migrate_cron.crontab.entry import FILE_IGNORED
 from migrate_cron.crontab.flavour import Flavour, flavour
-from migrate_cron.crontab.line_limits import COMMAND_TOO_LONG, ENV_NOT_UTF8, NOT_UTF8, UNKEEPABLE
+from migrate_cron.crontab.line_limits import (
+    COMMAND_TOO_LONG,
+    ENV_NOT_UTF8,
+    ENV_NUL_BYTE,
+    NOT_UTF8,
+    NUL_BYTE,
+    UNKEEPABLE,
+)
 from migrate_cron.crontab.sources import spool_owner
 from migrate_cron.migration.entry_zone import EntryZone, entry_zone
 from migrate_cron.migration.line_advice import Advice, one_sentence
 from migrate_cron.migration.working_dir import home_of, working_directory
-from migrate_cron.registry import NUL_REASON, Source, env_problem
+from migrate_cron.registry import Source, env_problem
 from migrate_cron.registry.proposal import GeneratedJob, Refusal
 from migrate_cron.vocabulary import Overlap
 
@@ -185,9 +192,10 @@ def _skip_reason(line: CrontabLine) -> str | None:
         return "not a job line cron would run"
     if not (line.shell_command or "").strip():
         return "the command before the first % is empty: cron runs nothing"
-    if "\0" in (line.shell_command or ""):
-        return f"the command holds a NUL byte: {NUL_REASON}"
-    unusable = next(filter(None, (env_problem(k, v) for k, v in line.env.items())), None)
+    # A NUL byte in the line or an env line above it is the parser's problem (``analyze``
+    # names it) and refused like every line the registry cannot hold (``_unkeepable``).
+    usable = ((k, v) for k, v in line.env.items() if "\0" not in k + v)
+    unusable = next(filter(None, (env_problem(k, v) for k, v in usable)), None)
     if unusable:
         return f"an env line above it cannot be set: {unusable}"
     if "SHELL" in line.env and not line.env["SHELL"].strip():
@@ -200,6 +208,8 @@ _UNKEEPABLE_REMEDY = {
     NOT_UTF8: "keep it on cron, or write the line in UTF-8; --force cannot register it",
     ENV_NOT_UTF8: "keep it on cron, or write that env line in UTF-8; --force cannot register it",
     COMMAND_TOO_LONG: "--force cannot register it",
+    NUL_BYTE: "remove the NUL byte from the line; --force cannot register it",
+    ENV_NUL_BYTE: "remove the NUL byte from that env line; --force cannot register it",
 }
 
 

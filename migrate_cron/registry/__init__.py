@@ -74,7 +74,13 @@ loader are imported here: the cron line's ``enqueue`` imports this package, and 
 
 from migrate_cron.registry.job_entry import NUL_REASON, env_problem, run_as_problem
 from migrate_cron.registry.keys import KEY_EXAMPLES, key_example
-from migrate_cron.registry.loader import job_entry, load_job, load_registry, parse_registry
+from migrate_cron.registry.loader import (
+    find_entry,
+    job_entry,
+    load_job,
+    load_registry,
+    parse_registry,
+)
 from migrate_cron.registry.spec import (
     MODES,
     OVERLAPS,
@@ -106,6 +112,7 @@ __all__ = [
     "StatusValue",
     "TableSpec",
     "env_problem",
+    "find_entry",
     "job_entry",
     "key_example",
     "load_job",

@@ -7,14 +7,17 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from migrate_cron.errors import ConfigError, UsageError
+from migrate_cron.errors import ConfigError, UnknownJob, UsageError
 from migrate_cron.registry.job_entry import parse_job
 from migrate_cron.registry.keys import check_keys
 from migrate_cron.registry.notify_targets import parse_settings
 from migrate_cron.registry.spec import EntryError, JobSpec, Registry
 from migrate_cron.registry.tables import parse_tables
+
+if TYPE_CHECKING:
+    from migrate_cron.registry.text import Found
 
 
 def load_registry(path: str | Path, *, partial: bool = False) -> Registry:
@@ -124,16 +127,37 @@ def load_job(path: str | Path, name: str) -> JobSpec:
     is always the full loader's: the entry, its own ``EntryError``, ``UnknownJob``, or the
     file's error. Not checked here: that ``on_success``/``on_failure`` name jobs of the
     registry (other entries; enqueueing does not use them)."""
+    p = Path(path)
+    return _load_job(p, _find_job(p, name), name)
+
+
+def find_entry(path: str | Path, name: str) -> JobSpec | None:
+    """Kind ``name``'s entry, or ``None`` when the registry has none, for fan-out: a
+    queue-only kind needs no entry, so another entry's error is not its own (issue 30, item
+    4) and, when the scan is sure the file has no table of that name, nothing is parsed."""
+    p = Path(path)
+    found = _find_job(p, name)
+    if found is not None and not found.job:
+        return None
+    try:
+        return _load_job(p, found, name)
+    except UnknownJob:
+        return None
+
+
+def _find_job(p: Path, name: str) -> Found | None:
     from migrate_cron.registry import text as registry_text
 
-    p = Path(path)
     try:
         data = registry_text.open_bytes(p)
     except FileNotFoundError:
         raise _no_registry(p) from None
     except OSError as exc:
         raise UsageError(f"{p}: cannot read: {exc.strerror or exc}") from None
-    found = registry_text.find_job(data, name)
+    return registry_text.find_job(data, name)
+
+
+def _load_job(p: Path, found: Found | None, name: str) -> JobSpec:
     text = found.text() if found is not None and found.job else None
     if found is not None and text is not None:
         try:

@@ -231,7 +231,7 @@ def _classify(
             return False
         if len(m.group(1)) == 2 and len(keys) == len(prefix):
             return None  # [[jobs.NAME]] / [[defaults]]: an array, not a table
-        return Table(start, _next_header(data, m.end(), triples), keys)
+        return Table(start, _next_header(data, m.end(), triples, any_bracket=True), keys)
     if key_side and _KEY_PREFIX.fullmatch(data, start, at):
         after = data[at + len(needle) : at + len(needle) + 3]
         if re.match(rb"[\"']?[ \t]*[.=]", after):
@@ -256,15 +256,25 @@ def _keys(raw: bytes) -> tuple[str, ...] | None:
     return tuple(out)
 
 
-def _next_header(data: bytes | mmap.mmap, pos: int, triples: Sequence[tuple[int, int]]) -> int:
+def _next_header(
+    data: bytes | mmap.mmap,
+    pos: int,
+    triples: Sequence[tuple[int, int]],
+    *,
+    any_bracket: bool = False,
+) -> int:
     """Where the next header line starts (an array's element line, or a line inside a
-    multi-line string, is passed over)."""
+    multi-line string, is passed over). ``any_bracket``: where the next line opening with
+    ``[`` outside a multi-line string starts — for a job's cut, so that another entry's
+    broken header (``[jobs.b`` without its ``]``) ends this job's tables instead of making
+    them unparseable. A cut ended at an array's element line leaves that array open: it
+    never parses, and the whole file is read instead, as before."""
     while True:
         m = _BRACKET_LINE.search(data, pos - 1 if pos else 0)
         if m is None:
             return len(data)
         line = m.start() + 1
-        if _HEADER.match(data, line) and not _inside(triples, line):
+        if (any_bracket or _HEADER.match(data, line)) and not _inside(triples, line):
             return line
         pos = m.end()
 

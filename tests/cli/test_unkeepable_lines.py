@@ -96,3 +96,44 @@ def test_generate_refuses_the_same_lines_with_the_same_reason(crontab: Path, for
     jobs = tomllib.loads(registry.read_text())["jobs"]
     assert [j["source"]["line"] for j in jobs.values()] == [2, 5]
     assert json.loads(out)["skipped"] == []
+
+
+def test_a_nul_byte_is_named_by_analyze_and_refused_by_generate(tmp_path: Path) -> None:
+    """A NUL byte in a job line or an env line: generate skipped such lines with exit 0 and
+    analyze said nothing (issue 30, items 7 and 9); now both name them, with the same words."""
+    crontab = tmp_path / "nul.crontab"
+    crontab.write_bytes(
+        b"5 * * * * /usr/local/bin/good-one.sh\n"
+        b"10 * * * * echo a\x00b\n"
+        b"FOO=x\x00y\n"
+        b"20 * * * * /usr/local/bin/below-the-env-line.sh\n"
+    )
+    code, out, err = run(
+        "analyze", crontab.name, "--json", "--tz", "UTC", "--fail-on", "never", cwd=tmp_path
+    )
+    assert code == 0 and "Traceback" not in err, err
+    found = {
+        entry["line"]: finding
+        for entry in json.loads(out)["entries"]
+        for finding in entry["findings"]
+        if "nul-byte" in finding["rule"]
+    }
+    assert {line: f["rule"] for line, f in found.items()} == {
+        2: "syntax/nul-byte",
+        4: "syntax/env-nul-byte",
+    }
+    assert found[2]["message"].startswith("a NUL byte (column 18)")
+    assert found[4]["message"].startswith("the env line FOO= above it (line 3) holds a NUL byte")
+
+    code, out, err = run(
+        "generate", "registry", crontab.name, "-o", "migrate-cron.toml", "--tz", "UTC", "--json",
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert code == 1 and "Traceback" not in err, err
+    refused = {a["line"]: a["detail"] for a in json.loads(out)["jobs"] if a["status"] == "refused"}
+    assert sorted(refused) == [2, 4]
+    for line, finding in found.items():
+        assert refused[line].startswith(finding["message"]), (line, refused[line])
+        assert f"nul.crontab:{line}: not registered: {finding['message'][:40]}" in err
+    jobs = tomllib.loads((tmp_path / "migrate-cron.toml").read_text())["jobs"]
+    assert [j["source"]["line"] for j in jobs.values()] == [1]

@@ -116,3 +116,43 @@ def test_a_syntax_error_costs_only_the_runs_of_the_entry_it_is_in(
     worker = run_cli("worker", "--once", env=env, timeout=120)
     assert worker.returncode == 1 and worker.stderr.startswith(f"error: {registry}: invalid TOML")
     assert [str(r["scheduled_for"])[:16] for r in store.runs("a")] == ["2026-03-01 02:30"]
+    # b's header broken ("[jobs.b" without its "]"): a's tables still end where b's begin.
+    registry.write_text('[jobs.a]\ncommand = "true"\n\n[jobs.b\ncommand = "true"\n')
+    good = run_cli("enqueue", "a", "--slot", "2026-03-01T02:35", env=env)
+    assert good.returncode == 0, good.stderr
+    bad = run_cli("enqueue", "b", "--slot", "2026-03-01T02:35", env=env)
+    assert bad.returncode == 75 and f"{registry}: invalid TOML" in bad.stderr, bad.stderr
+    assert sorted(str(r["scheduled_for"])[:16] for r in store.runs("a")) == [
+        "2026-03-01 02:30",
+        "2026-03-01 02:35",
+    ]
+
+
+def test_fan_out_is_not_stopped_by_another_entry_s_error(
+    store: Store, db_url: str, table_prefix: str, tmp_path: Path
+) -> None:
+    """``enqueue KIND --ref/--stdin`` reads the registry only for KIND's own max_attempts:
+    ``b``'s mistake used to stop every fan-out on the host (exit 1, nothing enqueued)."""
+    registry = tmp_path / "migrate-cron.toml"
+    registry.write_text(REGISTRY.replace("[jobs.a]\n", "[jobs.a]\nmax_attempts = 7\n"))
+    env = _env(db_url, table_prefix, tmp_path)
+
+    lines = '{"ref": "1"}\n{"ref": "2"}\n'
+    queue_only = run_cli("enqueue", "orders", "--stdin", env=env, input=lines)
+    assert queue_only.returncode == 0, queue_only.stderr
+    one = run_cli("enqueue", "orders", "--ref", "3", env=env)
+    assert one.returncode == 0 and one.stdout == "enqueued\n", one.stderr
+    assert sorted((j.ref, j.max_attempts) for j in store.list_jobs(kind="orders")) == [
+        ("1", 5),
+        ("2", 5),
+        ("3", 5),
+    ]
+    # A kind with an entry of its own keeps that entry's max_attempts.
+    own = run_cli("enqueue", "a", "--ref", "x", env=env)
+    assert own.returncode == 0, own.stderr
+    assert [j.max_attempts for j in store.list_jobs(kind="a")] == [7]
+    # The bad entry's own fan-out is refused in one line, nothing enqueued.
+    bad = run_cli("enqueue", "b", "--ref", "x", env=env)
+    assert bad.returncode == 1 and "Traceback" not in bad.stderr, bad.stderr
+    assert f"{registry}:12: job 'b': key 'backoff'" in bad.stderr
+    assert store.list_jobs(kind="b") == []

@@ -137,6 +137,7 @@ def run_chaos(
             "the queue to drain after the chaos",
             interval=0.2,
         )
+        drained = time.monotonic() - t0 - chaos_seconds
         for w in workers:
             w.signal(signal.SIGTERM)
         for w in workers:
@@ -149,7 +150,9 @@ def run_chaos(
     print(
         f"{store.family}: {total} jobs, {kills} kills ({kills_in_flight} holding jobs) in "
         f"{chaos_seconds:.1f}s, {len(runs)} runs, {extra} extra runs "
-        f"(bound {kills} × {HELD} = {kills * HELD}), total {time.monotonic() - t0:.1f}s"
+        f"(bound {kills} × {HELD} = {kills * HELD}), lost {len(ids - set(per_job))}, left "
+        f"running {store.count_jobs(states=['running'])}, queue drained {drained:.1f}s after "
+        f"the last kill, total {time.monotonic() - t0:.1f}s"
     )
     assert kills_in_flight >= min(min_kills, 1), "no kill hit a worker holding jobs"
     # Nothing lost: every job ran at least once and is done; nothing is left running.

@@ -179,6 +179,12 @@ def finish_and_check(sc: Scenario, outage_words: tuple[str, ...]) -> None:
     expected = [slots[0] + timedelta(minutes=i) for i in range(len(slots))]
     assert slots == expected, "a slot was lost while the database was away"
     assert len(store.runs("tick", limit=100_000)) == len(slots)
+    ids = chaos | {j.id for j in ticks}
+    print(
+        f"{store.family}: jobs {len(ids)}, lost {len(ids - set(ran))}, "
+        f"run twice {sum(n - 1 for job_id, n in ran.items() if job_id in ids)}, left running "
+        f"{store.count_jobs(states=['running'])}"
+    )
     for proc in (*sc.workers, sc.scheduler):
         out = proc.output()
         assert "Traceback" not in out, out[-3000:]

@@ -307,3 +307,26 @@ def test_values_that_cannot_run_are_refused_at_load_naming_file_line_job_key(
     assert message.startswith(f"{path}:") and f"job 'x': key '{key}': " in message, message
     assert fragment in message
     assert int(message.split(":")[1]) >= 4  # the entry's own line, not the file's first
+
+
+def test_find_entry_answers_for_its_own_kind_only(tmp_path: Path) -> None:
+    """Fan-out's reading of the registry (issue 30, item 4): a kind without an entry is None
+    whatever another entry holds, a kind with one gets it, and its own error is its own."""
+    from migrate_cron.registry import EntryError, find_entry
+
+    path = tmp_path / "migrate-cron.toml"
+    path.write_text(
+        '[jobs.a]\ncommand = "true"\nmax_attempts = 7\n\n'
+        '[jobs.b]\ncommand = "true"\nbackoff = 60\n\n'
+        '[jobs.c]\ncommand = "true"\n[jobs.c.source]\nfile = 1\n'
+    )
+    assert find_entry(path, "orders") is None
+    spec = find_entry(path, "a")
+    assert spec is not None and spec.max_attempts == 7
+    with pytest.raises(EntryError, match=r"migrate-cron.toml:7: job 'b': key 'backoff'"):
+        find_entry(path, "b")
+    # Not sure from the text alone (a key/value before the first table): the whole file is
+    # parsed, partially — still only the kind's own entry can fail it.
+    path.write_text('# top\n"jobs".x = { command = "true" }\n' + path.read_text())
+    assert find_entry(path, "orders") is None
+    assert find_entry(path, "x") is not None

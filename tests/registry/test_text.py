@@ -204,3 +204,24 @@ def test_any_registry_gives_the_same_job_either_way(
     path.write_text(text)
     for name in [*jobs, "missing"]:
         same_as_whole_file(path, name)
+
+
+def test_another_entry_s_broken_header_does_not_stop_this_one(tmp_path: Path) -> None:
+    """``[jobs.b`` without its ``]``: a's cut ran into it and did not parse, so ``enqueue a``
+    read the whole file and was spooled with b's syntax error (issue 30, item 4)."""
+    path = tmp_path / "r.toml"
+    for broken in ("[jobs.b\n", "[jobs.b]]\n", "[ jobs.b  # no bracket\n"):
+        path.write_text(f'[jobs.a]\ncommand = "x"\n\n{broken}command = "y"\n')
+        assert load_job(path, "a").command == "x"
+        with pytest.raises(MigrateCronError, match="invalid TOML"):
+            load_job(path, "b")
+
+
+def test_a_cut_inside_an_array_of_arrays_reads_the_whole_file(tmp_path: Path) -> None:
+    """A line opening with ``[`` inside a value ends the job's cut there; the cut does not
+    parse, so the whole file gives the entry, all of it."""
+    path = tmp_path / "r.toml"
+    path.write_text('[jobs.a]\ncommand = "x"\nenv = { A = "1" }\nx = [\n[1, 2],\n]\n')
+    found = scanned(path.read_text(), "a")
+    assert found is not None and found.text() is not None
+    assert same_as_whole_file(path, "a") == outcome(lambda: load_registry(path).get("a"))

@@ -181,7 +181,9 @@ def test_generate_registry_names_the_lines_it_could_not_take(tmp_path: Path) -> 
 def test_generate_registry_refuses_a_line_no_process_could_run(tmp_path: Path) -> None:
     """A NUL byte in a command or an env line (cron cuts the line there; Python cannot start a
     process with one) once became a registry value every attempt failed on in 40 ms: now the
-    line is refused with file:line, the others are written, and what is written loads."""
+    line is refused with file:line and exit 1 (it was skipped with exit 0, and ``analyze``
+    said nothing: issue 30, items 7 and 9), the others are written, and what is written
+    loads."""
     crontab = tmp_path / "nul.cron"
     crontab.write_bytes(
         b"* * * * * echo a\x00b\n0 1 * * * /bin/true\nFOO=x\x00y\n0 2 * * * /bin/false\n"
@@ -189,10 +191,14 @@ def test_generate_registry_refuses_a_line_no_process_could_run(tmp_path: Path) -
     out = tmp_path / "r.toml"
     result = invoke("generate", "registry", str(crontab), "-o", str(out), "--json", "--tz", "UTC")
     assert TRACEBACK not in result.both
-    skipped = {s["line"]: s["reason"] for s in json.loads(result.out)["skipped"]}
-    assert set(skipped) == {1, 4}
-    assert "NUL byte" in skipped[1] and "value of 'FOO' holds a NUL byte" in skipped[4]
-    assert f"{crontab}:1" in result.err and f"{crontab}:4" in result.err
+    assert result.code == 1, result.both
+    data = json.loads(result.out)
+    refused = {a["line"]: a["detail"] for a in data["jobs"] if a["status"] == "refused"}
+    assert set(refused) == {1, 4} and data["skipped"] == []
+    assert refused[1].startswith("a NUL byte (column 17)")
+    assert refused[4].startswith("the env line FOO= above it (line 3) holds a NUL byte")
+    assert f"{crontab}:1: not registered" in result.err
+    assert f"{crontab}:4: not registered" in result.err
     assert [j.command for j in load_registry(out)] == ["/bin/true"]
 
 
