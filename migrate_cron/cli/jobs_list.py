@@ -81,6 +81,11 @@ def list_jobs(
 
         print_json({"jobs": [job_dict(j) for j in jobs], "next_after": found.next_after})
         return
+    from migrate_cron.cli.common import info
+
+    if not jobs:
+        info("no jobs match")  # a sentence, not an empty table's frame
+        return
     from rich.table import Table
 
     from migrate_cron.cli.render.console import table_console
@@ -100,11 +105,7 @@ def list_jobs(
             first_line(j.last_error),
         )
     table_console().print(FitOrStack(table))  # piped: the same layout as `status`
-    from migrate_cron.cli.common import info
-
-    if not jobs:
-        info("no jobs match")
-    elif found.next_after is not None:
+    if found.next_after is not None:
         info(f"more: `migrate-cron jobs list --after {found.next_after}` (same filters)")
 
 

@@ -68,3 +68,16 @@ def test_search_until_and_moments(tmp_path: Path, db_url: str, table_prefix: str
         assert ids(listed(env, tmp_path, "--since", "2026-03-01 13:00:00Z")) == [other, report]
         bad = run_cli("jobs", "list", "--until", "yesterday", env=env, cwd=tmp_path)
         assert bad.returncode == 2 and "--until: 'yesterday' is neither" in bad.stderr
+
+
+def test_no_match_is_a_sentence_not_an_empty_table(
+    tmp_path: Path, db_url: str, table_prefix: str
+) -> None:
+    env = {"MIGRATE_CRON_DATABASE_URL": db_url, "MIGRATE_CRON_TABLE_PREFIX": table_prefix}
+    with clocked_store(db_url, table_prefix, start=datetime.now(UTC)) as (store, _clock):
+        store.enqueue("orders", {"n": 1})
+        done = run_cli("jobs", "list", "--kind", "invoices", env=env, cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout == "" and "no jobs match" in done.stderr
+        found = run_cli("jobs", "list", "--kind", "orders", env=env, cwd=tmp_path)
+        assert "orders" in found.stdout and "no jobs match" not in found.stderr
