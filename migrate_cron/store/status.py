@@ -10,11 +10,15 @@ the table:
   cron slot replayed from the spool an hour late, or enqueued late by a scheduler catching
   up, has waited since its slot, and ``status --check --max-age`` and the metric must say so.
 - **durations**: run time of jobs done inside the window (``finished_at >= since``): the
-  runs' own start and end from the attempts history (``(kind, finished_at)`` index), and the
-  done counts from the job rows via the ``(state, finished_at)`` index. Percentiles are linear
-  interpolation between ranks (``percentile_cont``), the same definition on every backend:
-  PostgreSQL computes them natively; elsewhere window functions rank the rows in the database
-  and only the few rows at the needed ranks come back.
+  runs' own start and end from the attempts history (the covering ``(outcome, finished_at,
+  kind, started_at)`` index), and the done counts from the job rows, counted inside the
+  ``(kind, state, finished_at)`` index for the kinds ``last`` found; the job rows' own claim →
+  write times only for kinds the history lacks in the window (jobs done before it existed).
+  Percentiles are linear interpolation between ranks (``percentile_cont``), the same
+  definition on every backend: PostgreSQL computes them natively; MySQL/MariaDB (and SQLite
+  where it has ``ln()``) from a histogram and the few buckets holding the needed ranks
+  (``percentiles.py``); otherwise window functions rank the rows and only the rows at the
+  needed ranks come back.
 - **last**: the newest success and failure per kind, all time, by loose index scan on
   ``(kind, state, finished_at)``: one index probe per kind, whatever the number of done rows
   (a recursive CTE hopping from kind to kind on PostgreSQL and SQLite; MySQL/MariaDB's own
@@ -48,12 +52,15 @@ from migrate_cron.store.attempts import AttemptOps
 from migrate_cron.store.base import aware_or_none
 from migrate_cron.store.keys import CHAIN_REF_PREFIX
 from migrate_cron.store.models import KindStatus, QueueStatus, SlotStatus
+from migrate_cron.store.percentiles import (
+    PERCENTILES,
+    Durations,
+    ExactPercentiles,
+    interpolate,
+    needed_ranks,
+)
 from migrate_cron.store.schema import UTCDateTime
 from migrate_cron.vocabulary import COUNTED_STATES, FINISHED_STATES, JobState, SlotOutcome
-
-PERCENTILES = (0.5, 0.95)
-#: Per kind: (runs done, p50, p95, max) of the window.
-Durations = dict[str, tuple[int, float | None, float | None, float | None]]
 
 
 class StatusQueries:
@@ -102,25 +109,47 @@ class StatusQueries:
             .group_by(self._no_index(job.c.kind), job.c.state)
         )
 
-    def durations_sql(self, since: datetime, *, runs: bool = False) -> Select[Any]:
+    def window(
+        self, since: datetime, *, runs: bool, kinds: Iterable[str] | None = None
+    ) -> tuple[Any, list[ColumnElement[bool]]]:
+        """The table and conditions of the runs done in the window: ``runs``, successful
+        runs from the attempts history; else the job rows (claim → outcome written).
+        ``kinds``: only those."""
+        if runs:
+            job = self.store.tables.attempts
+            window = [job.c.outcome == JobState.DONE]
+        else:
+            job = self.job
+            window = [job.c.state == JobState.DONE, job.c.started_at.is_not(None)]
+        window.append(job.c.finished_at >= literal(since, UTCDateTime()))
+        if kinds is not None:
+            window.append(job.c.kind.in_(sorted(kinds)))
+        return job, window
+
+    def done_sql(self, since: datetime, kinds: Iterable[str]) -> Select[Any]:
+        """Job rows done in the window per kind, counted inside the ``(kind, state,
+        finished_at)`` index (no row read: done rows always have their ``started_at``)."""
+        job = self.job
+        stmt = (
+            select(job.c.kind, func.count().label("n"))
+            .where(
+                job.c.kind.in_(sorted(kinds)),
+                job.c.state == JobState.DONE,
+                job.c.finished_at >= literal(since, UTCDateTime()),
+            )
+            .group_by(job.c.kind)
+        )
+        return self.store.through_index(stmt, job, f"{self.store.tables.prefix}job_kind_state_idx")
+
+    def durations_sql(
+        self, since: datetime, *, runs: bool = False, kinds: Iterable[str] | None = None
+    ) -> Select[Any]:
         """PostgreSQL: one aggregate row per kind. Elsewhere: the rows at the needed ranks.
 
         ``runs``: the runs' own times from the attempts history (successful runs finished in
         the window); else claim → outcome written from the job rows, which also counts the
         jobs done in the window (and is all a database without the history has)."""
-        if runs:
-            job = self.store.tables.attempts
-            window = and_(
-                job.c.outcome == JobState.DONE,
-                job.c.finished_at >= literal(since, UTCDateTime()),
-            )
-        else:
-            job = self.job
-            window = and_(
-                job.c.state == JobState.DONE,
-                job.c.finished_at >= literal(since, UTCDateTime()),
-                job.c.started_at.is_not(None),
-            )
+        job, window = self.window(since, runs=runs, kinds=kinds)
         seconds = self._seconds(job.c.started_at, job.c.finished_at)
         if self.store.supports_percentile_cont:
             return (
@@ -133,10 +162,10 @@ class StatusQueries:
                         for i, p in enumerate(PERCENTILES)
                     ),
                 )
-                .where(window)
+                .where(*window)
                 .group_by(job.c.kind)
             )
-        base = select(job.c.kind, seconds.label("d")).where(window).subquery("w")
+        base = select(job.c.kind, seconds.label("d")).where(*window).subquery("w")
         ranked = select(
             base.c.kind,
             base.c.d,
@@ -145,11 +174,9 @@ class StatusQueries:
         ).subquery("r")
         wanted = [ranked.c.rn == ranked.c.n]
         for p in PERCENTILES:
-            # percentile_cont position h = p * (n - 1) (0-based): ranks floor(h)+1, ceil(h)+1,
-            # written in integer arithmetic (p as a fraction num/100) so every dialect agrees.
-            num = round(p * 100)
-            wanted.append(ranked.c.rn == (num * (ranked.c.n - 1)) // 100 + 1)
-            wanted.append(ranked.c.rn == (num * (ranked.c.n - 1) + 99) // 100 + 1)
+            # ``needed_ranks`` in SQL: the same integer arithmetic, so every dialect agrees.
+            lo, hi = needed_ranks(ranked.c.n, p)  # type: ignore[arg-type]
+            wanted += [ranked.c.rn == lo, ranked.c.rn == hi]
         return select(ranked.c.kind, ranked.c.d, ranked.c.rn, ranked.c.n).where(or_(*wanted))
 
     def last_sql(self) -> Select[Any]:
@@ -240,17 +267,18 @@ class StatusQueries:
         history = self.store.attempts_enabled()
         approximate = False
         with self.store.transaction(readonly=True) as conn:
+            self.store.one_snapshot(conn)
             kinds: dict[str, dict[str, Any]] = {}
             self._read_live(conn, now, kinds)
+            succeeded = self._read_last(conn, kinds)
             other = durations(conn) if durations is not None else None
             if other is None:
-                self._read_durations(conn, since, kinds, history=history)
+                self._read_durations(conn, since, kinds, history=history, succeeded=succeeded)
             else:
                 approximate = True
                 for kind, (n, p50, p95, top) in other.items():
                     entry = kinds.setdefault(kind, {})
                     entry.update(done=n, duration_p50=p50, duration_p95=p95, duration_max=top)
-            self._read_last(conn, kinds)
             slot_rows = self._read_slots(conn) if slots else []
         return QueueStatus(
             now=now,
@@ -272,24 +300,44 @@ class StatusQueries:
                 entry[r.state] = n
 
     def _read_durations(
-        self, conn: Connection, since: datetime, kinds: dict[str, dict[str, Any]], *, history: bool
+        self,
+        conn: Connection,
+        since: datetime,
+        kinds: dict[str, dict[str, Any]],
+        *,
+        history: bool,
+        succeeded: set[str],
     ) -> None:
         """Done counts from the job rows; durations from the runs themselves where the
-        attempts history has them (claim → write otherwise: jobs done before the upgrade)."""
-        for kind, (n, p50, p95, top) in self._durations(conn, since, runs=False).items():
-            entry = kinds.setdefault(kind, {})
-            entry.update(done=n, duration_p50=p50, duration_p95=p95, duration_max=top)
+        attempts history has them (claim → write otherwise: jobs done before the upgrade).
+        ``succeeded``: the kinds with a done row at all (``last``), the only ones to count."""
         if not history:
+            for kind, (n, p50, p95, top) in self._durations(conn, since, runs=False).items():
+                entry = kinds.setdefault(kind, {})
+                entry.update(done=n, duration_p50=p50, duration_p95=p95, duration_max=top)
             return
-        for kind, (_, p50, p95, top) in self._durations(conn, since, runs=True).items():
+        done: dict[str, int] = {}
+        if succeeded:
+            done = {r.kind: int(r.n) for r in conn.execute(self.done_sql(since, succeeded))}
+        for kind, n in done.items():
+            kinds.setdefault(kind, {})["done"] = n
+        timed = self._durations(conn, since, runs=True)
+        lacking = [kind for kind in done if kind not in timed]
+        if lacking:
+            timed.update(self._durations(conn, since, runs=False, kinds=lacking))
+        for kind, (_, p50, p95, top) in timed.items():
             entry = kinds.setdefault(kind, {})
             entry.update(duration_p50=p50, duration_p95=p95, duration_max=top)
 
     def _durations(
-        self, conn: Connection, since: datetime, *, runs: bool
-    ) -> dict[str, tuple[int, float | None, float | None, float | None]]:
+        self, conn: Connection, since: datetime, *, runs: bool, kinds: list[str] | None = None
+    ) -> Durations:
         """Per kind: (n, p50, p95, max)."""
-        rows = conn.execute(self.durations_sql(since, runs=runs)).all()
+        if self.store.histogram_percentiles(conn):
+            job, window = self.window(since, runs=runs, kinds=kinds)
+            ticks = self.store.duration_ticks(job.c.started_at, job.c.finished_at)
+            return ExactPercentiles(job, window, *ticks).read(conn)
+        rows = conn.execute(self.durations_sql(since, runs=runs, kinds=kinds)).all()
         if self.store.supports_percentile_cont:
             return {r.kind: (int(r.n), _float(r.p0), _float(r.p1), _float(r.max)) for r in rows}
         by_kind: dict[str, tuple[int, dict[int, float]]] = {}
@@ -306,12 +354,17 @@ class StatusQueries:
             for kind, (n, ranks) in by_kind.items()
         }
 
-    def _read_last(self, conn: Connection, kinds: dict[str, dict[str, Any]]) -> None:
+    def _read_last(self, conn: Connection, kinds: dict[str, dict[str, Any]]) -> set[str]:
+        """Fills the last success / failure; answers the kinds with a done row."""
+        succeeded: set[str] = set()
         for r in conn.execute(self.last_sql()):
             entry = kinds.setdefault(r.kind, {})
             entry["last_success" if r.state == JobState.DONE else "last_failure"] = aware_or_none(
                 r.last
             )
+            if r.state == JobState.DONE and r.last is not None:
+                succeeded.add(r.kind)
+        return succeeded
 
     def _read_slots(self, conn: Connection) -> Iterable[SlotStatus]:
         newest = [
@@ -354,20 +407,6 @@ class StatusQueries:
             .label("value")
         ).where(seed.c.value.is_not(None))
         return seed.union_all(step)
-
-
-def interpolate(ranks: dict[int, float], n: int, p: float) -> float | None:
-    """``percentile_cont(p)`` from the values at 1-based ranks floor(h)+1 and ceil(h)+1,
-    h = p * (n - 1), in the same integer arithmetic as the SQL that picked the ranks."""
-    if n <= 0:
-        return None
-    num = round(p * 100)
-    lo = (num * (n - 1)) // 100 + 1
-    hi = (num * (n - 1) + 99) // 100 + 1
-    if lo not in ranks or hi not in ranks:
-        return None
-    frac = (num * (n - 1) % 100) / 100
-    return ranks[lo] + frac * (ranks[hi] - ranks[lo])
 
 
 def _float(value: Any) -> float | None:
