@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from alembic.script import ScriptDirectory
     from sqlalchemy import Column, Index, Table
 
-    from migrate_cron.store.schema import Tables
+    from migrate_cron.store.tables import Tables
 
 
 @dataclass(frozen=True)
@@ -388,29 +388,3 @@ def offline_sql(prefix: str, dialect: str) -> str:
         f"table prefix {prefix!r}, dialect {dialect} (offline DDL)\n"
     )
     return header + buffer.getvalue()
-
-
-def include_object_snippet(prefix: str = "") -> str:
-    """Code for the user's env.py so autogenerate never proposes to drop our tables."""
-    names = (*_table_names(prefix), version_table(prefix))
-    listed = "".join(f'    "{name}",\n' for name in names)
-    return (
-        "# migrate-cron's tables have their own revision: keep autogenerate away.\n"
-        f"MIGRATE_CRON_TABLES = {{\n{listed}}}\n"
-        "\n"
-        "\n"
-        "def include_object(object, name, type_, reflected, compare_to):\n"
-        '    return not (type_ == "table" and name in MIGRATE_CRON_TABLES)\n'
-        "\n"
-        "\n"
-        "# ...and pass it in both run_migrations_offline() and run_migrations_online():\n"
-        "#     context.configure(..., include_object=include_object)\n"
-        "# (already have an include_object? add the MIGRATE_CRON_TABLES test to it)\n"
-    )
-
-
-def _table_names(prefix: str) -> tuple[str, ...]:
-    from migrate_cron.config import validate_prefix
-    from migrate_cron.store.schema import build_tables
-
-    return build_tables(validate_prefix(prefix)).names

@@ -47,7 +47,8 @@ from migrate_cron.store.models import (
     Job,
     JobState,
 )
-from migrate_cron.store.schema import Tables, UTCDateTime, build_tables
+from migrate_cron.store.schema import UTCDateTime, build_tables
+from migrate_cron.store.tables import Tables
 
 if TYPE_CHECKING:
     from migrate_cron.store.rows import RowClaim

@@ -9,16 +9,11 @@ the table:
   The due time is when the work became due, not when its row was written (``due_at``): a
   cron slot replayed from the spool an hour late, or enqueued late by a scheduler catching
   up, has waited since its slot, and ``status --check --max-age`` and the metric must say so.
-- **durations**: run time of jobs done inside the window (``finished_at >= since``): the
-  runs' own start and end from the attempts history (the covering ``(outcome, finished_at,
+- **durations** (``run_times.py``): run time of jobs done inside the window (``finished_at >=
+  since``), the runs' own from the attempts history (its covering ``(outcome, finished_at,
   kind, started_at)`` index), and the done counts from the job rows, counted inside the
-  ``(kind, state, finished_at)`` index for the kinds ``last`` found; the job rows' own claim →
-  write times only for kinds the history lacks in the window (jobs done before it existed).
-  Percentiles are linear interpolation between ranks (``percentile_cont``), the same
-  definition on every backend: PostgreSQL computes them natively; MySQL/MariaDB (and SQLite
-  where it has ``ln()``) from a histogram and the few buckets holding the needed ranks
-  (``percentiles.py``); otherwise window functions rank the rows and only the rows at the
-  needed ranks come back.
+  ``(kind, state, finished_at)`` index for the kinds ``last`` found. Percentiles are
+  ``percentile_cont``'s, the same definition on every backend.
 - **last**: the newest success and failure per kind, all time, by loose index scan on
   ``(kind, state, finished_at)``: one index probe per kind, whatever the number of done rows
   (a recursive CTE hopping from kind to kind on PostgreSQL and SQLite; MySQL/MariaDB's own
@@ -53,12 +48,9 @@ from migrate_cron.store.base import aware_or_none
 from migrate_cron.store.keys import CHAIN_REF_PREFIX
 from migrate_cron.store.models import KindStatus, QueueStatus, SlotStatus
 from migrate_cron.store.percentiles import (
-    PERCENTILES,
     Durations,
-    ExactPercentiles,
-    interpolate,
-    needed_ranks,
 )
+from migrate_cron.store.run_times import RunTimes
 from migrate_cron.store.schema import UTCDateTime
 from migrate_cron.vocabulary import COUNTED_STATES, FINISHED_STATES, JobState, SlotOutcome
 
@@ -108,76 +100,6 @@ class StatusQueries:
             .where(job.c.state.in_(COUNTED_STATES))
             .group_by(self._no_index(job.c.kind), job.c.state)
         )
-
-    def window(
-        self, since: datetime, *, runs: bool, kinds: Iterable[str] | None = None
-    ) -> tuple[Any, list[ColumnElement[bool]]]:
-        """The table and conditions of the runs done in the window: ``runs``, successful
-        runs from the attempts history; else the job rows (claim → outcome written).
-        ``kinds``: only those."""
-        if runs:
-            job = self.store.tables.attempts
-            window = [job.c.outcome == JobState.DONE]
-        else:
-            job = self.job
-            window = [job.c.state == JobState.DONE, job.c.started_at.is_not(None)]
-        window.append(job.c.finished_at >= literal(since, UTCDateTime()))
-        if kinds is not None:
-            window.append(job.c.kind.in_(sorted(kinds)))
-        return job, window
-
-    def done_sql(self, since: datetime, kinds: Iterable[str]) -> Select[Any]:
-        """Job rows done in the window per kind, counted inside the ``(kind, state,
-        finished_at)`` index (no row read: done rows always have their ``started_at``)."""
-        job = self.job
-        stmt = (
-            select(job.c.kind, func.count().label("n"))
-            .where(
-                job.c.kind.in_(sorted(kinds)),
-                job.c.state == JobState.DONE,
-                job.c.finished_at >= literal(since, UTCDateTime()),
-            )
-            .group_by(job.c.kind)
-        )
-        return self.store.through_index(stmt, job, f"{self.store.tables.prefix}job_kind_state_idx")
-
-    def durations_sql(
-        self, since: datetime, *, runs: bool = False, kinds: Iterable[str] | None = None
-    ) -> Select[Any]:
-        """PostgreSQL: one aggregate row per kind. Elsewhere: the rows at the needed ranks.
-
-        ``runs``: the runs' own times from the attempts history (successful runs finished in
-        the window); else claim → outcome written from the job rows, which also counts the
-        jobs done in the window (and is all a database without the history has)."""
-        job, window = self.window(since, runs=runs, kinds=kinds)
-        seconds = self._seconds(job.c.started_at, job.c.finished_at)
-        if self.store.supports_percentile_cont:
-            return (
-                select(
-                    job.c.kind,
-                    func.count().label("n"),
-                    func.max(seconds).label("max"),
-                    *(
-                        func.percentile_cont(p).within_group(seconds).label(f"p{i}")
-                        for i, p in enumerate(PERCENTILES)
-                    ),
-                )
-                .where(*window)
-                .group_by(job.c.kind)
-            )
-        base = select(job.c.kind, seconds.label("d")).where(*window).subquery("w")
-        ranked = select(
-            base.c.kind,
-            base.c.d,
-            func.row_number().over(partition_by=base.c.kind, order_by=base.c.d).label("rn"),
-            func.count().over(partition_by=base.c.kind).label("n"),
-        ).subquery("r")
-        wanted = [ranked.c.rn == ranked.c.n]
-        for p in PERCENTILES:
-            # ``needed_ranks`` in SQL: the same integer arithmetic, so every dialect agrees.
-            lo, hi = needed_ranks(ranked.c.n, p)  # type: ignore[arg-type]
-            wanted += [ranked.c.rn == lo, ranked.c.rn == hi]
-        return select(ranked.c.kind, ranked.c.d, ranked.c.rn, ranked.c.n).where(or_(*wanted))
 
     def last_sql(self) -> Select[Any]:
         """Rows (kind, state, last finished_at) for done and failed.
@@ -273,7 +195,9 @@ class StatusQueries:
             succeeded = self._read_last(conn, kinds)
             other = durations(conn) if durations is not None else None
             if other is None:
-                self._read_durations(conn, since, kinds, history=history, succeeded=succeeded)
+                found = RunTimes(self.store).read(conn, since, history=history, counted=succeeded)
+                for kind, values in found.items():
+                    kinds.setdefault(kind, {}).update(values)
             else:
                 approximate = True
                 for kind, (n, p50, p95, top) in other.items():
@@ -298,61 +222,6 @@ class StatusQueries:
                 entry["oldest_ready_at"] = aware_or_none(r.oldest_ready)
             else:
                 entry[r.state] = n
-
-    def _read_durations(
-        self,
-        conn: Connection,
-        since: datetime,
-        kinds: dict[str, dict[str, Any]],
-        *,
-        history: bool,
-        succeeded: set[str],
-    ) -> None:
-        """Done counts from the job rows; durations from the runs themselves where the
-        attempts history has them (claim → write otherwise: jobs done before the upgrade).
-        ``succeeded``: the kinds with a done row at all (``last``), the only ones to count."""
-        if not history:
-            for kind, (n, p50, p95, top) in self._durations(conn, since, runs=False).items():
-                entry = kinds.setdefault(kind, {})
-                entry.update(done=n, duration_p50=p50, duration_p95=p95, duration_max=top)
-            return
-        done: dict[str, int] = {}
-        if succeeded:
-            done = {r.kind: int(r.n) for r in conn.execute(self.done_sql(since, succeeded))}
-        for kind, n in done.items():
-            kinds.setdefault(kind, {})["done"] = n
-        timed = self._durations(conn, since, runs=True)
-        lacking = [kind for kind in done if kind not in timed]
-        if lacking:
-            timed.update(self._durations(conn, since, runs=False, kinds=lacking))
-        for kind, (_, p50, p95, top) in timed.items():
-            entry = kinds.setdefault(kind, {})
-            entry.update(duration_p50=p50, duration_p95=p95, duration_max=top)
-
-    def _durations(
-        self, conn: Connection, since: datetime, *, runs: bool, kinds: list[str] | None = None
-    ) -> Durations:
-        """Per kind: (n, p50, p95, max)."""
-        if self.store.histogram_percentiles(conn):
-            job, window = self.window(since, runs=runs, kinds=kinds)
-            ticks = self.store.duration_ticks(job.c.started_at, job.c.finished_at)
-            return ExactPercentiles(job, window, *ticks).read(conn)
-        rows = conn.execute(self.durations_sql(since, runs=runs, kinds=kinds)).all()
-        if self.store.supports_percentile_cont:
-            return {r.kind: (int(r.n), _float(r.p0), _float(r.p1), _float(r.max)) for r in rows}
-        by_kind: dict[str, tuple[int, dict[int, float]]] = {}
-        for r in rows:
-            _, ranks = by_kind.setdefault(r.kind, (int(r.n), {}))
-            ranks[int(r.rn)] = float(r.d)
-        return {
-            kind: (
-                n,
-                interpolate(ranks, n, PERCENTILES[0]),
-                interpolate(ranks, n, PERCENTILES[1]),
-                ranks[n],
-            )
-            for kind, (n, ranks) in by_kind.items()
-        }
 
     def _read_last(self, conn: Connection, kinds: dict[str, dict[str, Any]]) -> set[str]:
         """Fills the last success / failure; answers the kinds with a done row."""
@@ -388,9 +257,6 @@ class StatusQueries:
         ]
 
     # ------------------------------------------------------------------ dialect pieces
-    def _seconds(self, start: Any, end: Any) -> ColumnElement[Any]:
-        return self.store.seconds_between(start, end)
-
     def _no_index(self, column: Any) -> Any:
         return self.store.unindexed(column)
 
@@ -407,10 +273,6 @@ class StatusQueries:
             .label("value")
         ).where(seed.c.value.is_not(None))
         return seed.union_all(step)
-
-
-def _float(value: Any) -> float | None:
-    return None if value is None else float(value)
 
 
 class StatusOps(AttemptOps):

@@ -18,7 +18,6 @@ from migrate_cron.errors import ConfigError, UsageError
 from migrate_cron.generate.revision import (
     ENV_DIR,
     STEPS,
-    include_object_snippet,
     offline_sql,
     render_revision,
     render_revisions,
@@ -247,20 +246,3 @@ def test_a_template_without_imports_still_gets_a_working_file(tmp_path: Path) ->
     ddl = _run_offline_upgrade(written.path, "mysql")
     assert "CREATE TABLE mc_job" in ddl
     assert "DATETIME(6)" in ddl
-
-
-def test_include_object_snippet_hides_exactly_our_tables() -> None:
-    namespace: dict[str, Any] = {}
-    exec(include_object_snippet("mc_"), namespace)
-    include = namespace["include_object"]
-    for ours in (
-        "mc_job",
-        "mc_scheduled_runs",
-        "mc_job_leases",
-        "mc_side_effects",
-        "mc_migrate_cron_alembic_version",
-    ):
-        assert include(None, ours, "table", True, None) is False
-    assert include(None, "job", "table", True, None) is True
-    assert include(None, "users", "table", True, None) is True
-    assert include(None, "mc_job_claim_idx", "index", True, None) is True

@@ -16,7 +16,7 @@ from sqlalchemy import func, insert, select
 
 from migrate_cron.store import Store
 from migrate_cron.store.percentiles import PERCENTILES, ExactPercentiles, needed_ranks
-from migrate_cron.store.status import StatusQueries
+from migrate_cron.store.run_times import RunTimes
 from tests.conftest import fresh_store
 
 NOW = datetime(2026, 3, 2, 12, tzinfo=UTC)
@@ -87,7 +87,7 @@ def _expected(times: list[int]) -> tuple[int, float, float, float]:
 
 
 def test_histogram_path_gives_percentile_cont_on_every_backend(filled: Store) -> None:
-    job, window = StatusQueries(filled).window(SINCE, runs=True)
+    job, window = RunTimes(filled).window(SINCE, runs=True)
     ticks = filled.duration_ticks(job.c.started_at, job.c.finished_at)
     with filled.transaction(readonly=True) as conn:
         got = ExactPercentiles(job, window, *ticks).read(conn)
