@@ -213,8 +213,9 @@ def _write(
 ) -> None:
     from alembic.script import ScriptDirectory
 
+    from migrate_cron.generate.env_snippet import include_object_snippet
     from migrate_cron.generate.project import find_script_directory, init_project
-    from migrate_cron.generate.revision import include_object_snippet, write_revisions
+    from migrate_cron.generate.revision import write_revisions
 
     cwd = Path.cwd()
     if init is not None:

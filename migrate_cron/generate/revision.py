@@ -49,9 +49,9 @@ from migrate_cron.store.dialects import backend_names
 
 if TYPE_CHECKING:
     from alembic.script import ScriptDirectory
-    from sqlalchemy import Column, Table
+    from sqlalchemy import Column, Index, Table
 
-    from migrate_cron.store.schema import Tables
+    from migrate_cron.store.tables import Tables
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,12 @@ class Step:
     converts: Callable[[Tables], list[Table]] = lambda t: []
     #: Columns it adds to tables an earlier step created (nullable: old rows keep NULL).
     adds: Callable[[Tables], list[Column[Any]]] = lambda t: []
+    #: Indexes it adds to tables an earlier step created.
+    indexes: Callable[[Tables], list[Index]] = lambda t: []
+
+
+def _named(table: Table, name: str) -> list[Index]:
+    return [index for index in table.indexes if index.name == name]
 
 
 def _all_tables(t: Tables) -> list[Table]:
@@ -84,6 +90,12 @@ STEPS = (
         "add migrate-cron console tables",
         lambda t: [t.workers, t.actions, t.tallies, t.trend_periods],
         adds=lambda t: [t.attempts.c.ready_at],
+    ),
+    Step(
+        6,
+        "add migrate-cron job_attempts run-time index",
+        lambda t: [],
+        indexes=lambda t: _named(t.attempts, f"{t.prefix}job_attempts_done_idx"),
     ),
 )
 SCHEMA_VERSION = STEPS[-1].version
@@ -159,11 +171,16 @@ def render_revision(prefix: str = "", version: int = 1) -> Revision:
         up += render_ops(
             [ops.AddColumnOp.from_column_and_tablename(None, column.table.name, column)]
         )
+    indexes = step.indexes(tables)
+    for index in indexes:
+        up += render_ops([ops.CreateIndexOp.from_index(index)])
     up += render_conversions(
         step.converts(build_tables(prefix, charset_everywhere=False, step=step.version)),
         step.converts(build_tables(prefix, step=step.version)),
     )
     down: list[str] = []
+    for index in reversed(indexes):
+        down += render_ops([ops.DropIndexOp.from_index(index)])
     for column in reversed(added):
         down += render_ops(
             [ops.DropColumnOp.from_column_and_tablename(None, column.table.name, column)]
@@ -371,29 +388,3 @@ def offline_sql(prefix: str, dialect: str) -> str:
         f"table prefix {prefix!r}, dialect {dialect} (offline DDL)\n"
     )
     return header + buffer.getvalue()
-
-
-def include_object_snippet(prefix: str = "") -> str:
-    """Code for the user's env.py so autogenerate never proposes to drop our tables."""
-    names = (*_table_names(prefix), version_table(prefix))
-    listed = "".join(f'    "{name}",\n' for name in names)
-    return (
-        "# migrate-cron's tables have their own revision: keep autogenerate away.\n"
-        f"MIGRATE_CRON_TABLES = {{\n{listed}}}\n"
-        "\n"
-        "\n"
-        "def include_object(object, name, type_, reflected, compare_to):\n"
-        '    return not (type_ == "table" and name in MIGRATE_CRON_TABLES)\n'
-        "\n"
-        "\n"
-        "# ...and pass it in both run_migrations_offline() and run_migrations_online():\n"
-        "#     context.configure(..., include_object=include_object)\n"
-        "# (already have an include_object? add the MIGRATE_CRON_TABLES test to it)\n"
-    )
-
-
-def _table_names(prefix: str) -> tuple[str, ...]:
-    from migrate_cron.config import validate_prefix
-    from migrate_cron.store.schema import build_tables
-
-    return build_tables(validate_prefix(prefix)).names

@@ -29,6 +29,7 @@ from sqlalchemy import (
     ColumnElement,
     Connection,
     Engine,
+    Select,
     insert,
     literal,
     select,
@@ -46,7 +47,8 @@ from migrate_cron.store.models import (
     Job,
     JobState,
 )
-from migrate_cron.store.schema import Tables, UTCDateTime, build_tables
+from migrate_cron.store.schema import UTCDateTime, build_tables
+from migrate_cron.store.tables import Tables
 
 if TYPE_CHECKING:
     from migrate_cron.store.rows import RowClaim
@@ -251,10 +253,29 @@ class StoreBase:
         """``end - start`` in seconds, as a SQL expression."""
         raise NotImplementedError
 
+    def histogram_percentiles(self, conn: Connection) -> bool:
+        """Status's percentiles (without ``percentile_cont``) from a histogram and the few
+        buckets holding the needed ranks (``percentiles.py``), not by ranking every row."""
+        return False
+
+    def duration_ticks(self, start: Any, end: Any) -> tuple[ColumnElement[Any], int]:
+        """``end - start`` as an exact integer SQL expression, and its ticks per second: the
+        precision ``seconds_between`` has."""
+        raise NotImplementedError
+
     def epoch_seconds(self, column: Any) -> ColumnElement[Any]:
         """A UTC timestamp column as whole seconds since 1970 (floored), an integer SQL
         expression: the trend charts' buckets are this divided by their step."""
         raise NotImplementedError
+
+    def one_snapshot(self, conn: Connection) -> None:
+        """Make the read transaction just begun on ``conn`` see one snapshot in all its
+        statements (status's percentiles read the window twice). Before its first statement."""
+
+    def through_index(self, stmt: Select[Any], table: Any, index: str) -> Select[Any]:
+        """``stmt`` reading ``table`` through the index named ``index``, where a planner
+        would otherwise pick a worse one."""
+        return stmt
 
     def unindexed(self, column: Any) -> Any:
         """``column`` as the planner should read it when grouping the few live rows (SQLite

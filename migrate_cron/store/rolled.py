@@ -20,6 +20,7 @@ from sqlalchemy import Connection, and_, or_, select
 from migrate_cron.store.base import aware
 from migrate_cron.store.histogram import merged, percentile
 from migrate_cron.store.models import QueueStatus, RuntimePoint, TrendGrid, Trends
+from migrate_cron.store.percentiles import PERCENTILES, Durations
 from migrate_cron.store.rollup import (
     FINEST,
     MARK,
@@ -31,7 +32,7 @@ from migrate_cron.store.rollup import (
     cover,
     number_of,
 )
-from migrate_cron.store.status import PERCENTILES, Durations, StatusOps, StatusQueries
+from migrate_cron.store.status import StatusOps, StatusQueries
 from migrate_cron.store.trends import TrendOps, TrendQueries, trend_grid
 
 #: Windows up to this long are read exactly from the history.

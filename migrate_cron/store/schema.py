@@ -15,7 +15,6 @@ partial index on ``run_at WHERE state = 'open'`` where partial indexes exist,
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
@@ -41,6 +40,7 @@ from sqlalchemy import (
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
 from migrate_cron.store.dialects import DIALECTS, ClaimIndex, Stamp, dialect_for
+from migrate_cron.store.tables import Tables
 from migrate_cron.vocabulary import AttemptOutcome, EffectStatus, JobState, SlotOutcome, Tally
 
 
@@ -152,39 +152,10 @@ class UTCDateTime(TypeDecorator[datetime]):
         return stamp.astimezone(UTC)
 
 
-@dataclass(frozen=True)
-class Tables:
-    """The tables for one prefix."""
-
-    metadata: MetaData
-    job: Table
-    scheduled_runs: Table
-    leases: Table
-    side_effects: Table
-    attempts: Table
-    prefix: str
-    workers: Table
-    actions: Table
-    tallies: Table
-    trend_periods: Table
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        return (
-            self.job.name,
-            self.scheduled_runs.name,
-            self.leases.name,
-            self.side_effects.name,
-            self.attempts.name,
-            self.workers.name,
-            self.actions.name,
-            self.tallies.name,
-            self.trend_periods.name,
-        )
-
-
 #: The schema step that added the console's tables and ``job_attempts.ready_at``.
 CONSOLE_STEP = 5
+#: The schema step that added the covering index status reads run times from.
+RUN_TIMES_STEP = 6
 
 
 def build_tables(
@@ -317,6 +288,11 @@ def build_tables(
     # Run-time percentiles per kind over a window (status, metrics), and retention by age.
     Index(f"{p}job_attempts_kind_idx", attempts.c.kind, attempts.c.finished_at)
     Index(f"{p}job_attempts_finished_idx", attempts.c.finished_at)
+    if step is None or step >= RUN_TIMES_STEP:
+        # Status's run times: a window's successful runs read inside the index (no row
+        # fetched), where MySQL/MariaDB would otherwise scan the whole history.
+        c = attempts.c
+        Index(f"{p}job_attempts_done_idx", c.outcome, c.finished_at, c.kind, c.started_at)
     # One row per worker process, renewed by its heartbeat: a worker shows itself even idle,
     # and one that stopped renewing is seen as gone (``stopped_at`` when it said goodbye).
     workers = Table(

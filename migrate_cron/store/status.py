@@ -9,12 +9,11 @@ the table:
   The due time is when the work became due, not when its row was written (``due_at``): a
   cron slot replayed from the spool an hour late, or enqueued late by a scheduler catching
   up, has waited since its slot, and ``status --check --max-age`` and the metric must say so.
-- **durations**: run time of jobs done inside the window (``finished_at >= since``): the
-  runs' own start and end from the attempts history (``(kind, finished_at)`` index), and the
-  done counts from the job rows via the ``(state, finished_at)`` index. Percentiles are linear
-  interpolation between ranks (``percentile_cont``), the same definition on every backend:
-  PostgreSQL computes them natively; elsewhere window functions rank the rows in the database
-  and only the few rows at the needed ranks come back.
+- **durations** (``run_times.py``): run time of jobs done inside the window (``finished_at >=
+  since``), the runs' own from the attempts history (its covering ``(outcome, finished_at,
+  kind, started_at)`` index), and the done counts from the job rows, counted inside the
+  ``(kind, state, finished_at)`` index for the kinds ``last`` found. Percentiles are
+  ``percentile_cont``'s, the same definition on every backend.
 - **last**: the newest success and failure per kind, all time, by loose index scan on
   ``(kind, state, finished_at)``: one index probe per kind, whatever the number of done rows
   (a recursive CTE hopping from kind to kind on PostgreSQL and SQLite; MySQL/MariaDB's own
@@ -48,12 +47,12 @@ from migrate_cron.store.attempts import AttemptOps
 from migrate_cron.store.base import aware_or_none
 from migrate_cron.store.keys import CHAIN_REF_PREFIX
 from migrate_cron.store.models import KindStatus, QueueStatus, SlotStatus
+from migrate_cron.store.percentiles import (
+    Durations,
+)
+from migrate_cron.store.run_times import RunTimes
 from migrate_cron.store.schema import UTCDateTime
 from migrate_cron.vocabulary import COUNTED_STATES, FINISHED_STATES, JobState, SlotOutcome
-
-PERCENTILES = (0.5, 0.95)
-#: Per kind: (runs done, p50, p95, max) of the window.
-Durations = dict[str, tuple[int, float | None, float | None, float | None]]
 
 
 class StatusQueries:
@@ -101,56 +100,6 @@ class StatusQueries:
             .where(job.c.state.in_(COUNTED_STATES))
             .group_by(self._no_index(job.c.kind), job.c.state)
         )
-
-    def durations_sql(self, since: datetime, *, runs: bool = False) -> Select[Any]:
-        """PostgreSQL: one aggregate row per kind. Elsewhere: the rows at the needed ranks.
-
-        ``runs``: the runs' own times from the attempts history (successful runs finished in
-        the window); else claim → outcome written from the job rows, which also counts the
-        jobs done in the window (and is all a database without the history has)."""
-        if runs:
-            job = self.store.tables.attempts
-            window = and_(
-                job.c.outcome == JobState.DONE,
-                job.c.finished_at >= literal(since, UTCDateTime()),
-            )
-        else:
-            job = self.job
-            window = and_(
-                job.c.state == JobState.DONE,
-                job.c.finished_at >= literal(since, UTCDateTime()),
-                job.c.started_at.is_not(None),
-            )
-        seconds = self._seconds(job.c.started_at, job.c.finished_at)
-        if self.store.supports_percentile_cont:
-            return (
-                select(
-                    job.c.kind,
-                    func.count().label("n"),
-                    func.max(seconds).label("max"),
-                    *(
-                        func.percentile_cont(p).within_group(seconds).label(f"p{i}")
-                        for i, p in enumerate(PERCENTILES)
-                    ),
-                )
-                .where(window)
-                .group_by(job.c.kind)
-            )
-        base = select(job.c.kind, seconds.label("d")).where(window).subquery("w")
-        ranked = select(
-            base.c.kind,
-            base.c.d,
-            func.row_number().over(partition_by=base.c.kind, order_by=base.c.d).label("rn"),
-            func.count().over(partition_by=base.c.kind).label("n"),
-        ).subquery("r")
-        wanted = [ranked.c.rn == ranked.c.n]
-        for p in PERCENTILES:
-            # percentile_cont position h = p * (n - 1) (0-based): ranks floor(h)+1, ceil(h)+1,
-            # written in integer arithmetic (p as a fraction num/100) so every dialect agrees.
-            num = round(p * 100)
-            wanted.append(ranked.c.rn == (num * (ranked.c.n - 1)) // 100 + 1)
-            wanted.append(ranked.c.rn == (num * (ranked.c.n - 1) + 99) // 100 + 1)
-        return select(ranked.c.kind, ranked.c.d, ranked.c.rn, ranked.c.n).where(or_(*wanted))
 
     def last_sql(self) -> Select[Any]:
         """Rows (kind, state, last finished_at) for done and failed.
@@ -240,17 +189,20 @@ class StatusQueries:
         history = self.store.attempts_enabled()
         approximate = False
         with self.store.transaction(readonly=True) as conn:
+            self.store.one_snapshot(conn)
             kinds: dict[str, dict[str, Any]] = {}
             self._read_live(conn, now, kinds)
+            succeeded = self._read_last(conn, kinds)
             other = durations(conn) if durations is not None else None
             if other is None:
-                self._read_durations(conn, since, kinds, history=history)
+                found = RunTimes(self.store).read(conn, since, history=history, counted=succeeded)
+                for kind, values in found.items():
+                    kinds.setdefault(kind, {}).update(values)
             else:
                 approximate = True
                 for kind, (n, p50, p95, top) in other.items():
                     entry = kinds.setdefault(kind, {})
                     entry.update(done=n, duration_p50=p50, duration_p95=p95, duration_max=top)
-            self._read_last(conn, kinds)
             slot_rows = self._read_slots(conn) if slots else []
         return QueueStatus(
             now=now,
@@ -271,47 +223,17 @@ class StatusQueries:
             else:
                 entry[r.state] = n
 
-    def _read_durations(
-        self, conn: Connection, since: datetime, kinds: dict[str, dict[str, Any]], *, history: bool
-    ) -> None:
-        """Done counts from the job rows; durations from the runs themselves where the
-        attempts history has them (claim → write otherwise: jobs done before the upgrade)."""
-        for kind, (n, p50, p95, top) in self._durations(conn, since, runs=False).items():
-            entry = kinds.setdefault(kind, {})
-            entry.update(done=n, duration_p50=p50, duration_p95=p95, duration_max=top)
-        if not history:
-            return
-        for kind, (_, p50, p95, top) in self._durations(conn, since, runs=True).items():
-            entry = kinds.setdefault(kind, {})
-            entry.update(duration_p50=p50, duration_p95=p95, duration_max=top)
-
-    def _durations(
-        self, conn: Connection, since: datetime, *, runs: bool
-    ) -> dict[str, tuple[int, float | None, float | None, float | None]]:
-        """Per kind: (n, p50, p95, max)."""
-        rows = conn.execute(self.durations_sql(since, runs=runs)).all()
-        if self.store.supports_percentile_cont:
-            return {r.kind: (int(r.n), _float(r.p0), _float(r.p1), _float(r.max)) for r in rows}
-        by_kind: dict[str, tuple[int, dict[int, float]]] = {}
-        for r in rows:
-            _, ranks = by_kind.setdefault(r.kind, (int(r.n), {}))
-            ranks[int(r.rn)] = float(r.d)
-        return {
-            kind: (
-                n,
-                interpolate(ranks, n, PERCENTILES[0]),
-                interpolate(ranks, n, PERCENTILES[1]),
-                ranks[n],
-            )
-            for kind, (n, ranks) in by_kind.items()
-        }
-
-    def _read_last(self, conn: Connection, kinds: dict[str, dict[str, Any]]) -> None:
+    def _read_last(self, conn: Connection, kinds: dict[str, dict[str, Any]]) -> set[str]:
+        """Fills the last success / failure; answers the kinds with a done row."""
+        succeeded: set[str] = set()
         for r in conn.execute(self.last_sql()):
             entry = kinds.setdefault(r.kind, {})
             entry["last_success" if r.state == JobState.DONE else "last_failure"] = aware_or_none(
                 r.last
             )
+            if r.state == JobState.DONE and r.last is not None:
+                succeeded.add(r.kind)
+        return succeeded
 
     def _read_slots(self, conn: Connection) -> Iterable[SlotStatus]:
         newest = [
@@ -335,9 +257,6 @@ class StatusQueries:
         ]
 
     # ------------------------------------------------------------------ dialect pieces
-    def _seconds(self, start: Any, end: Any) -> ColumnElement[Any]:
-        return self.store.seconds_between(start, end)
-
     def _no_index(self, column: Any) -> Any:
         return self.store.unindexed(column)
 
@@ -354,24 +273,6 @@ class StatusQueries:
             .label("value")
         ).where(seed.c.value.is_not(None))
         return seed.union_all(step)
-
-
-def interpolate(ranks: dict[int, float], n: int, p: float) -> float | None:
-    """``percentile_cont(p)`` from the values at 1-based ranks floor(h)+1 and ceil(h)+1,
-    h = p * (n - 1), in the same integer arithmetic as the SQL that picked the ranks."""
-    if n <= 0:
-        return None
-    num = round(p * 100)
-    lo = (num * (n - 1)) // 100 + 1
-    hi = (num * (n - 1) + 99) // 100 + 1
-    if lo not in ranks or hi not in ranks:
-        return None
-    frac = (num * (n - 1) % 100) / 100
-    return ranks[lo] + frac * (ranks[hi] - ranks[lo])
-
-
-def _float(value: Any) -> float | None:
-    return None if value is None else float(value)
 
 
 class StatusOps(AttemptOps):

@@ -33,8 +33,8 @@ from sqlalchemy import ColumnElement, Connection, Select, func, literal, or_, se
 from migrate_cron.store.attempts import AttemptOps
 from migrate_cron.store.base import aware_or_none
 from migrate_cron.store.models import RuntimePoint, TrendGrid, Trends
+from migrate_cron.store.percentiles import PERCENTILES, interpolate
 from migrate_cron.store.schema import UTCDateTime
-from migrate_cron.store.status import PERCENTILES, interpolate
 from migrate_cron.vocabulary import AttemptOutcome, JobState
 
 #: Bucket lengths a chart may use (seconds): clock-aligned minutes, hours, days.

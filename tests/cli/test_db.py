@@ -56,6 +56,15 @@ def test_upgrade_matches_schema_py_and_downgrade_leaves_nothing(
         assert "nothing to upgrade" in err
 
         rc, _, err = db("downgrade", url=db_url, prefix=table_prefix, cwd=tmp_path)
+        assert rc == 0, err  # one step back: status's run-time index goes, nothing else
+        rc, out, err = db("current", url=db_url, prefix=table_prefix, cwd=tmp_path)
+        assert out == f"{revision_id(table_prefix, 5)}\n", err
+        assert [(d[0], d[1].name) for d in schema_diff(db_url, table_prefix)] == [
+            ("add_index", f"{table_prefix}job_attempts_done_idx")
+        ]
+        _status_works_without_step_6(db_url, table_prefix)
+
+        rc, _, err = db("downgrade", url=db_url, prefix=table_prefix, cwd=tmp_path)
         assert rc == 0, err  # one step back: the console's tables and ready_at go
         ours -= console
         assert tables_with_prefix(db_url, table_prefix) == {*ours, version_table}
@@ -93,6 +102,29 @@ def test_upgrade_matches_schema_py_and_downgrade_leaves_nothing(
         if tables_with_prefix(db_url, table_prefix):
             run_cli("db", "downgrade", "base", "--database-url", db_url,
                     "--table-prefix", table_prefix, timeout=120)  # fmt: skip
+
+
+def _status_works_without_step_6(db_url: str, table_prefix: str) -> None:
+    """A package upgraded before ``db upgrade``: status reads the same run times without the
+    index (only slower)."""
+    from datetime import UTC, datetime, timedelta
+
+    from migrate_cron.store.models import AttemptRun
+
+    store = open_store(db_url, prefix=table_prefix)
+    try:
+        ids = [store.enqueue("before-6", None).job_id for _ in range(3)]
+        store.claim("w1", n=3, lease=30)
+        now = store.db_now()
+        runs = {
+            i: AttemptRun(now - timedelta(seconds=s), now)
+            for i, s in zip(ids, (1, 2, 4), strict=True)
+        }
+        assert store.complete("w1", ids, runs=runs) == 3
+        [kind] = store.status(datetime.now(UTC) - timedelta(hours=1)).kinds
+        assert (kind.kind, kind.done, kind.duration_p50, kind.duration_max) == ("before-6", 3, 2, 4)
+    finally:
+        store.dispose()
 
 
 def _history_works_without_step_5(db_url: str, table_prefix: str) -> None:

@@ -18,7 +18,6 @@ from migrate_cron.errors import ConfigError, UsageError
 from migrate_cron.generate.revision import (
     ENV_DIR,
     STEPS,
-    include_object_snippet,
     offline_sql,
     render_revision,
     render_revisions,
@@ -66,7 +65,17 @@ def test_the_released_first_revision_never_changes() -> None:
     assert console.table_names == ("job_workers", "job_actions", "job_tallies", "job_trend_periods")
     assert "op.add_column('job_attempts'" in console.upgrades
     assert "op.drop_column('job_attempts', 'ready_at')" in console.downgrades
-    assert revision_id("") == revision_id("", STEPS[-1].version) == console.rev_id
+    run_times = render_revision("", 6)
+    assert run_times.previous == console.rev_id
+    assert run_times.table_names == ()
+    assert run_times.upgrades == (
+        "op.create_index('job_attempts_done_idx', 'job_attempts', "
+        "['outcome', 'finished_at', 'kind', 'started_at'], unique=False)"
+    )
+    assert (
+        run_times.downgrades == "op.drop_index('job_attempts_done_idx', table_name='job_attempts')"
+    )
+    assert revision_id("") == revision_id("", STEPS[-1].version) == run_times.rev_id
 
 
 def test_released_revisions_keep_the_text_types_they_were_released_with() -> None:
@@ -197,18 +206,20 @@ def test_an_older_install_gets_only_the_new_step_after_its_own_head(tmp_path: Pa
         "depends_on = None\n\n\ndef upgrade():\n    pass\n\n\ndef downgrade():\n    pass\n"
     )
     written = write_revisions(ScriptDirectory(str(tmp_path)), "mc_")
-    ledger, history, charset = (revision_id("mc_", n) for n in (2, 3, 4))
+    ledger, history, charset, console = (revision_id("mc_", n) for n in (2, 3, 4, 5))
     assert [(w.rev_id, w.down_revision) for w in written] == [
         (ledger, "u3"),
         (history, ledger),
         (charset, history),
-        (revision_id("mc_"), charset),
+        (console, charset),
+        (revision_id("mc_"), console),
     ]
     assert [w.table_names for w in written] == [
         ("mc_side_effects",),
         ("mc_job_attempts",),
         (),
         ("mc_job_workers", "mc_job_actions", "mc_job_tallies", "mc_job_trend_periods"),
+        (),
     ]
 
 
@@ -235,20 +246,3 @@ def test_a_template_without_imports_still_gets_a_working_file(tmp_path: Path) ->
     ddl = _run_offline_upgrade(written.path, "mysql")
     assert "CREATE TABLE mc_job" in ddl
     assert "DATETIME(6)" in ddl
-
-
-def test_include_object_snippet_hides_exactly_our_tables() -> None:
-    namespace: dict[str, Any] = {}
-    exec(include_object_snippet("mc_"), namespace)
-    include = namespace["include_object"]
-    for ours in (
-        "mc_job",
-        "mc_scheduled_runs",
-        "mc_job_leases",
-        "mc_side_effects",
-        "mc_migrate_cron_alembic_version",
-    ):
-        assert include(None, ours, "table", True, None) is False
-    assert include(None, "job", "table", True, None) is True
-    assert include(None, "users", "table", True, None) is True
-    assert include(None, "mc_job_claim_idx", "index", True, None) is True

@@ -14,9 +14,12 @@ state ``utf8mb4`` and a binary collation (``COLLATIONS``). Its Store: ``mysql_st
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from migrate_cron.store.dialects.entry import ClaimIndex, Dialect, Stamp, Statements
+
+if TYPE_CHECKING:
+    from sqlalchemy import Select
 
 CHARSET = "utf8mb4"
 #: Binary collations: equality byte for byte, as on PostgreSQL and SQLite. A case-insensitive
@@ -92,6 +95,15 @@ def column_types(dialect: Dialect) -> dict[str, dict[str, Any]]:
         }
         for backend, collation in dialect.collations.items()
     }
+
+
+def force_index(stmt: Select[Any], table: Any, index: str) -> Select[Any]:
+    """``FORCE INDEX``: MariaDB reads ``kind IN (…) AND state = … AND finished_at >= …``
+    through ``(state, finished_at)`` and a row lookup each (~600 ms for 143k rows) rather
+    than inside ``(kind, state, finished_at)`` (~60 ms) unless told."""
+    for backend in DIALECT.backends:
+        stmt = stmt.with_hint(table, f"FORCE INDEX ({index})", dialect_name=backend)
+    return stmt
 
 
 def utf8mb4_charset(asked: Any) -> str:

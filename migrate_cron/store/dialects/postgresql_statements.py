@@ -31,7 +31,8 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.sql.selectable import Subquery
 from sqlalchemy.types import TypeEngine
 
-from migrate_cron.store.schema import Tables, UTCDateTime
+from migrate_cron.store.schema import UTCDateTime
+from migrate_cron.store.tables import Tables
 from migrate_cron.vocabulary import JobState
 
 

@@ -93,6 +93,10 @@ class PostgresStore(Store):
     def seconds_between(self, start: Any, end: Any) -> ColumnElement[Any]:
         return cast(func.extract("epoch", end - start), Float)
 
+    def duration_ticks(self, start: Any, end: Any) -> tuple[ColumnElement[Any], int]:
+        # extract() answers an exact numeric: whole microseconds.
+        return cast(func.extract("epoch", end - start) * 1_000_000, BigInteger), 1_000_000
+
     def epoch_seconds(self, column: Any) -> ColumnElement[Any]:
         # extract() answers a fraction; floor it before the cast (which would round).
         return cast(func.floor(func.extract("epoch", column)), BigInteger)

@@ -20,6 +20,7 @@ from sqlalchemy import (
     select,
     update,
 )
+from sqlalchemy import exc as sa_exc
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from migrate_cron.store.models import Job
@@ -31,6 +32,19 @@ from migrate_cron.store.store import Store
 
 class SQLiteStore(Store):
     family = "sqlite"
+    #: Whether this SQLite has ``ln()`` (built with its math functions), once asked.
+    _has_ln: bool | None = None
+
+    def histogram_percentiles(self, conn: Connection) -> bool:
+        """A quarter faster than ranking every row (143k runs: 0.64 s against 0.84 s for all
+        of status), where the library has ``ln()``; not every SQLite is built with it."""
+        if self._has_ln is None:
+            try:
+                conn.execute(select(func.ln(1)))
+                self._has_ln = True
+            except sa_exc.OperationalError:
+                self._has_ln = False
+        return self._has_ln
 
     def _server_now(self) -> ColumnElement[datetime]:
         return literal(datetime.now(UTC), UTCDateTime())
@@ -49,6 +63,11 @@ class SQLiteStore(Store):
         # to 3 decimals removes its floating-point noise (twice as fast as splitting the text
         # into whole seconds and fraction, which matters when ranking 100k+ rows).
         return func.round((func.julianday(end) - func.julianday(start)) * 86400.0, 3, type_=Float)
+
+    def duration_ticks(self, start: Any, end: Any) -> tuple[ColumnElement[Any], int]:
+        # Milliseconds, as ``seconds_between`` rounds them.
+        millis = func.round((func.julianday(end) - func.julianday(start)) * 86_400_000.0)
+        return cast(millis, Integer), 1000
 
     def epoch_seconds(self, column: Any) -> ColumnElement[Any]:
         # strftime('%s') reads our UTC text and drops the fraction (floor: all after 1970).
