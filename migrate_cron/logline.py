@@ -10,16 +10,18 @@ from __future__ import annotations
 import json
 import logging
 import re
+import time
 from collections.abc import Callable, Iterable
-from datetime import UTC, datetime
 from typing import Any
 
 _PLAIN = re.compile(r"[^\s\"=]+")
 
 
 def timestamp() -> str:
-    """Now, UTC, milliseconds, with ``Z``."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """Now, UTC, milliseconds, with ``Z`` (``time.strftime``: a datetime's ``isoformat`` and
+    ``replace`` cost more, twice per job in the worker's log)."""
+    now = time.time()
+    return f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(now))}.{int(now * 1000) % 1000:03d}Z"
 
 
 def quote(text: str) -> str:
