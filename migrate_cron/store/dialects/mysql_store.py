@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -194,21 +193,26 @@ class MySQLStore(Store):
                 finished_at=None,
             )
         )
-        jobs = []
-        for r in rows:
-            fields = {k: v for k, v in r._mapping.items() if k != "_now"}
-            jobs.append(
-                replace(
-                    Job(**fields),
-                    state=JobState.RUNNING,
-                    attempts=fields["attempts"] + 1,
-                    locked_by=worker_id,
-                    locked_until=until,
-                    started_at=now,
-                    finished_at=None,
-                )
+        # Positionally (``job.c`` is ``Job``'s field order), with the claim's own values: a
+        # dict and a ``dataclasses.replace`` per row cost more than the rest of the claim.
+        return [
+            Job(
+                *r[:4],
+                JobState.RUNNING,
+                r[5] + 1,
+                r[6],
+                r[7],
+                r[8],
+                worker_id,
+                until,
+                r[11],
+                r[12],
+                r[13],
+                now,
+                None,
             )
-        return jobs
+            for r in rows
+        ]
 
     def _claim_rows(self, conn: Connection, request: RowClaim, n: int) -> list[tuple[Any, int]]:
         """As ``_claim``: SELECT … FOR UPDATE SKIP LOCKED, then UPDATE the picked keys in the
