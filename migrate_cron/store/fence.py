@@ -42,12 +42,12 @@ class FenceColumns:
     running: ColumnElement[bool]  # the row is being worked on
     taken_back: ColumnElement[bool]  # open or failed: where the reaper leaves a row
 
-    def held_by(self, worker_id: str | BindParameter[Any]) -> ColumnElement[bool]:
+    def held_by(self, worker_id: str | ColumnElement[Any]) -> ColumnElement[bool]:
         """The lease is ``worker_id``'s: what a heartbeat renews."""
         return and_(self.locked_by == worker_id, self.running)
 
     def attempt_of(
-        self, worker_id: str | BindParameter[Any], attempt: int | BindParameter[Any] | None
+        self, worker_id: str | ColumnElement[Any], attempt: int | ColumnElement[Any] | None
     ) -> ColumnElement[bool]:
         """``worker_id`` may still record attempt ``attempt`` (see the module docstring)."""
         if attempt is None:

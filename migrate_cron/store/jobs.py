@@ -113,6 +113,10 @@ class JobOps(EnqueueOps, ClaimOps):
         ``runs``: per job, the run for the attempts history, recorded in the same transaction."""
         if not ids:
             return 0
+        if runs and attempts is not None and not outputs and not then and self._clock is None:
+            one = self._complete_in_one(worker_id, ids, runs, attempts)
+            if one is not None:
+                return one
         job = self.tables.job
         values = {
             "state": JobState.DONE,
@@ -138,6 +142,17 @@ class JobOps(EnqueueOps, ClaimOps):
             if then:
                 self._enqueue_next(conn, worker_id, JobState.DONE, then)
             return int(written)
+
+    def _complete_in_one(
+        self,
+        worker_id: str,
+        ids: Sequence[int],
+        runs: Mapping[int, AttemptRun],
+        attempts: Mapping[int, int],
+    ) -> int | None:
+        """A dialect's way to write a batch of successes with their history in one statement
+        (PostgreSQL's ``done_statement``); None: not here, take the transaction."""
+        return None
 
     def _done_statement(self) -> Callable[[bool], Any]:
         """``complete``'s fenced UPDATE, built once per store (``fence.fenced_update``)."""

@@ -1,4 +1,5 @@
-"""PostgreSQL's claim as one fixed text per shape, and its rows turned into ``Job`` values.
+"""PostgreSQL's claim as one fixed text per shape, and its rows turned into ``Job`` values;
+a batch of successes with its history in one statement (``_complete_in_one``).
 
 The claim is the worker's hottest statement. Built with SQLAlchemy Core on every call (a CTE,
 an UPDATE, the ready filter, cache keys for all of them) and read back through the column
@@ -10,13 +11,18 @@ prepares it server-side after a few calls, and the rows are read positionally.""
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Connection, Table, select, update
 
-from migrate_cron.store.models import Job
+from migrate_cron.store.dialects.postgresql_statements import (
+    attempt_row,
+    batch_rows,
+    done_statement,
+)
+from migrate_cron.store.models import AttemptRun, Job
 from migrate_cron.store.store import Store
 from migrate_cron.vocabulary import JobState
 
@@ -165,6 +171,29 @@ class ClaimingStore(Store):
             .returning(*job.c)
         )
         return [self._job(r) for r in conn.execute(stmt).all()]  # one fetch, not one per row
+
+    def _complete_in_one(
+        self,
+        worker_id: str,
+        ids: Sequence[int],
+        runs: Mapping[int, AttemptRun],
+        attempts: Mapping[int, int],
+    ) -> int | None:
+        """Every job of the batch has its run and its attempt: the finish and the history in
+        one statement on its own (``done_statement``), one round trip where BEGIN, the fenced
+        UPDATE, the history's INSERT and COMMIT were four."""
+        if len(runs) != len(ids) or any(i not in runs or i not in attempts for i in ids):
+            return None
+        with self._autocommit() as conn:
+            if not self._has_attempts(conn):
+                return None
+            ready = self._has_console(conn)
+            stmt = self._statement(
+                f"done {ready}", lambda: done_statement(self.tables, self._fence_columns, ready)
+            )
+            rows = [[int(i), attempts[i], *attempt_row(runs[i], ready)] for i in ids]
+            params = {**batch_rows(rows), "f_worker": worker_id}
+            return int(conn.execute(stmt, params).scalar_one())
 
     def _statement(self, name: str, build: Callable[[], Any]) -> Any:
         """A statement built once per store (it depends only on the table prefix): building a

@@ -29,7 +29,6 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from migrate_cron.store.attempts import OUTPUT_TAIL
 from migrate_cron.store.base import Listener
 from migrate_cron.store.dialects.postgresql_claim import ClaimingStore
 from migrate_cron.store.dialects.postgresql_driver import (
@@ -39,6 +38,7 @@ from migrate_cron.store.dialects.postgresql_driver import (
 )
 from migrate_cron.store.dialects.postgresql_listener import PostgresListener
 from migrate_cron.store.dialects.postgresql_statements import (
+    attempt_row,
     attempts_statement,
     batch_rows,
     enqueue_many_statement,
@@ -52,7 +52,6 @@ from migrate_cron.store.keys import slot_ref, wake_channel
 from migrate_cron.store.models import AttemptRun, JobState
 from migrate_cron.store.rows import RowClaim
 from migrate_cron.store.schema import UTCDateTime
-from migrate_cron.store.storable import storable
 
 
 class PostgresStore(ClaimingStore):
@@ -238,19 +237,7 @@ class PostgresStore(ClaimingStore):
         third of the worker's client CPU per job."""
         ready = self._has_console(conn)
         stmt = self._statement(f"attempts {ready}", lambda: attempts_statement(self.tables, ready))
-        rows: list[list[Any]] = []
-        for job_id, run in runs.items():
-            row: list[Any] = [
-                int(job_id),
-                run.started_at.isoformat(),
-                run.finished_at.isoformat(),
-                run.exit_code,
-                storable(run.error),
-                storable(run.output[-OUTPUT_TAIL:]) if run.output else None,
-            ]
-            if ready:
-                row.append(run.ready_at.isoformat() if run.ready_at else None)
-            rows.append(row)
+        rows = [[int(job_id), *attempt_row(run, ready)] for job_id, run in runs.items()]
         params = {
             **batch_rows(rows),
             "a_worker": worker_id,
