@@ -24,6 +24,26 @@ def timestamp() -> str:
     return f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(now))}.{int(now * 1000) % 1000:03d}Z"
 
 
+class Stamps:
+    """``timestamp`` for a stream of lines: the date and time to the second formatted once per
+    second (a worker writes two lines per job, thousands a second). Safe across threads: the
+    second and its text are replaced together, as one tuple."""
+
+    __slots__ = ("_second",)
+
+    def __init__(self) -> None:
+        self._second: tuple[int, str] = (-1, "")
+
+    def now(self) -> str:
+        now = time.time()
+        second = int(now)
+        known, text = self._second
+        if second != known:
+            text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+            self._second = (second, text)
+        return f"{text}.{int(now * 1000) % 1000:03d}Z"
+
+
 def quote(text: str) -> str:
     """A value as is when it has no space, quote or '='; else JSON-quoted."""
     return text if _PLAIN.fullmatch(text) else json.dumps(text, ensure_ascii=False)
