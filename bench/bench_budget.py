@@ -131,6 +131,10 @@ class Meter:
 
     def _tx(self, name: str) -> Callable[[Any], None]:
         def count(conn: Any) -> None:
+            # On an autocommit connection (PostgreSQL's claim and finish) SQLAlchemy's events
+            # fire, but psycopg sends nothing for them.
+            if conn.get_execution_options().get("isolation_level") == "AUTOCOMMIT":
+                return
             c = self._current()
             if name == "begin":
                 c["begin_commit"] += 1

@@ -10,16 +10,38 @@ from __future__ import annotations
 import json
 import logging
 import re
+import time
 from collections.abc import Callable, Iterable
-from datetime import UTC, datetime
 from typing import Any
 
 _PLAIN = re.compile(r"[^\s\"=]+")
 
 
 def timestamp() -> str:
-    """Now, UTC, milliseconds, with ``Z``."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    """Now, UTC, milliseconds, with ``Z`` (``time.strftime``: a datetime's ``isoformat`` and
+    ``replace`` cost more, twice per job in the worker's log)."""
+    now = time.time()
+    return f"{time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(now))}.{int(now * 1000) % 1000:03d}Z"
+
+
+class Stamps:
+    """``timestamp`` for a stream of lines: the date and time to the second formatted once per
+    second (a worker writes two lines per job, thousands a second). Safe across threads: the
+    second and its text are replaced together, as one tuple."""
+
+    __slots__ = ("_second",)
+
+    def __init__(self) -> None:
+        self._second: tuple[int, str] = (-1, "")
+
+    def now(self) -> str:
+        now = time.time()
+        second = int(now)
+        known, text = self._second
+        if second != known:
+            text = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+            self._second = (second, text)
+        return f"{text}.{int(now * 1000) % 1000:03d}Z"
 
 
 def quote(text: str) -> str:

@@ -4,11 +4,12 @@ lock). The claim statement itself is the dialect's hook (``_claim``)."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import Connection, func, select
 
 from migrate_cron.store.attempts import AttemptOps
 from migrate_cron.store.models import Job
@@ -61,7 +62,7 @@ class ClaimOps(AttemptOps):
             if (kinds is None or k in kinds) and k not in exclude
         }
         if not limited:
-            with self.transaction() as conn:
+            with self._claim_connection() as conn:
                 jobs = self._claim(conn, worker_id, n, lease, kinds, exclude)
             return sorted(jobs, key=lambda j: (j.run_at, j.id))
         jobs = []
@@ -71,11 +72,16 @@ class ClaimOps(AttemptOps):
             jobs.extend(self._claim_limited(worker_id, kind, limit, n - len(jobs), lease))
         rest = [k for k in kinds if k not in limited] if kinds is not None else None
         if len(jobs) < n and (rest is None or rest):
-            with self.transaction() as conn:
+            with self._claim_connection() as conn:
                 jobs.extend(
                     self._claim(conn, worker_id, n - len(jobs), lease, rest, [*limited, *exclude])
                 )
         return sorted(jobs, key=lambda j: (j.run_at, j.id))
+
+    def _claim_connection(self) -> contextlib.AbstractContextManager[Connection]:
+        """Where a claim without a kind's lock runs: a transaction (a dialect whose claim is
+        one statement may run it on its own, see PostgreSQL's)."""
+        return self.transaction()
 
     def _claim_limited(
         self, worker_id: str, kind: str, limit: int, n: int, lease: float

@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, and_, or_, update
+from sqlalchemy import BindParameter, ColumnElement, Connection, and_, bindparam, or_, update
 from sqlalchemy.sql.expression import TableClause
 
 from migrate_cron.vocabulary import FINISHED_STATES, JobState
@@ -42,11 +42,13 @@ class FenceColumns:
     running: ColumnElement[bool]  # the row is being worked on
     taken_back: ColumnElement[bool]  # open or failed: where the reaper leaves a row
 
-    def held_by(self, worker_id: str) -> ColumnElement[bool]:
+    def held_by(self, worker_id: str | ColumnElement[Any]) -> ColumnElement[bool]:
         """The lease is ``worker_id``'s: what a heartbeat renews."""
         return and_(self.locked_by == worker_id, self.running)
 
-    def attempt_of(self, worker_id: str, attempt: int | None) -> ColumnElement[bool]:
+    def attempt_of(
+        self, worker_id: str | ColumnElement[Any], attempt: int | ColumnElement[Any] | None
+    ) -> ColumnElement[bool]:
         """``worker_id`` may still record attempt ``attempt`` (see the module docstring)."""
         if attempt is None:
             return self.held_by(worker_id)
@@ -74,6 +76,51 @@ class FenceColumns:
             where = and_(match(group), self.attempt_of(worker_id, attempt))
             written += conn.execute(update(table).where(where).values(values)).rowcount
         return int(written)
+
+    def update_prepared(
+        self,
+        conn: Connection,
+        ids: Sequence[Any],
+        worker_id: str,
+        attempts: Mapping[Any, int],
+        statement: Callable[[bool], Any],
+    ) -> int:
+        """``update`` with statements built once (``statement(by_attempt)``, see
+        ``fenced_update``): the values travel as parameters ``f_ids``, ``f_worker`` and
+        ``f_attempt``. Building the fenced UPDATE for every batch was a sixth of the worker's
+        client CPU per job."""
+        groups: dict[int | None, list[Any]] = {}
+        for key in ids:
+            groups.setdefault(attempts.get(key), []).append(key)
+        written = 0
+        for attempt, group in groups.items():
+            params: dict[str, Any] = {"f_ids": group, "f_worker": worker_id}
+            if attempt is not None:
+                params["f_attempt"] = attempt
+            written += conn.execute(statement(attempt is not None), params).rowcount
+        return int(written)
+
+    def fenced_update(
+        self, table: TableClause, match: ColumnElement[bool], values: Mapping[str, Any]
+    ) -> Callable[[bool], Any]:
+        """The two statements ``update_prepared`` runs (fenced by the attempt, or by the lease
+        alone), built on first use: ``match`` compares the ids with ``f_ids``; ``values`` may
+        use ``f_worker``."""
+        built: dict[bool, Any] = {}
+
+        def statement(by_attempt: bool) -> Any:
+            made = built.get(by_attempt)
+            if made is None:
+                worker: BindParameter[Any] = bindparam("f_worker")
+                fence = (
+                    self.attempt_of(worker, bindparam("f_attempt"))
+                    if by_attempt
+                    else self.held_by(worker)
+                )
+                made = built[by_attempt] = update(table).where(match, fence).values(values)
+            return made
+
+        return statement
 
 
 def not_recorded(

@@ -39,7 +39,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.types import TypeDecorator, TypeEngine
 
-from migrate_cron.store.dialects import DIALECTS, ClaimIndex, Stamp, dialect_for
+from migrate_cron.store.dialects import DIALECTS, ClaimIndex, aware_stamps
 from migrate_cron.store.tables import Tables
 from migrate_cron.vocabulary import AttemptOutcome, EffectStatus, JobState, SlotOutcome, Tally
 
@@ -137,7 +137,7 @@ class UTCDateTime(TypeDecorator[datetime]):
         if value.tzinfo is None:
             raise ValueError(f"naive datetime {value!r}: pass a timezone-aware value")
         value = value.astimezone(UTC)
-        if dialect_for(dialect.name).stamp is Stamp.AWARE:
+        if aware_stamps(dialect.name):
             return value
         return value.replace(tzinfo=None)
 

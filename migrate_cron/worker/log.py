@@ -19,7 +19,7 @@ import time
 from typing import Any, TextIO
 
 from migrate_cron.config import mask_url
-from migrate_cron.logline import format_line, quote, timestamp
+from migrate_cron.logline import Stamps, format_line, quote
 from migrate_cron.store.models import Job
 from migrate_cron.worker.outcome import DONE, FAILED, LOST, RELEASE, Outcome
 
@@ -36,13 +36,17 @@ class WorkerLog:
         self._write_lock = threading.Lock()  # keeps batches in order on the stream
         self._kick = threading.Event()
         self._flusher: threading.Thread | None = None
+        self._stamps = Stamps()
+        #: ``quote`` of each kind seen (a regular expression match per line otherwise).
+        self._kinds: dict[str, str] = {}
 
     def job_start(self, job: Job) -> None:
         if self._json:
             self._write("start", kind=job.kind, id=job.id, attempt=_attempt(job))
             return
         self._emit(
-            f"{timestamp()} start kind={quote(job.kind)} id={job.id} attempt={_attempt(job)}"
+            f"{self._stamps.now()} start kind={self._kind(job.kind)} id={job.id} "
+            f"attempt={_attempt(job)}"
         )
 
     def job_finish(self, job: Job, outcome: Outcome, duration: float) -> None:
@@ -67,7 +71,8 @@ class WorkerLog:
             self._write("finish", **fields)
             return
         line = (
-            f"{timestamp()} finish kind={quote(job.kind)} id={job.id} attempt={_attempt(job)} "
+            f"{self._stamps.now()} finish kind={self._kind(job.kind)} id={job.id} "
+            f"attempt={_attempt(job)} "
             f"duration={duration:.3f}s outcome={label}"
         )
         if error is not None:
@@ -77,6 +82,12 @@ class WorkerLog:
         if outcome.note:
             line += f" note={quote(outcome.note)}"
         self._emit(line)
+
+    def _kind(self, kind: str) -> str:
+        quoted = self._kinds.get(kind)
+        if quoted is None:
+            quoted = self._kinds[kind] = quote(kind)
+        return quoted
 
     def event(self, event: str, message: str, **fields: Any) -> None:
         """A worker event (start, stop, outage): written at once, after any pending job lines."""

@@ -36,7 +36,7 @@ import secrets
 import socket
 import threading
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -347,7 +347,7 @@ class Worker:
             duration = time.monotonic() - t0
             if ended_by_our_stop(outcome, self._stopping):
                 outcome = Outcome.release()
-            outcome = replace(outcome, started_at=started_at, duration=duration)
+            outcome = outcome.timed(started_at, duration)
             self.claim_size.observe(job.kind, duration)
             if not self.ledger.finished(job.id):
                 continue  # abandoned at shutdown and already released

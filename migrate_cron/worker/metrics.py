@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
 
@@ -54,10 +55,17 @@ class WorkerMetrics:
             registry=registry,
         )
         self._started.set(time.time())
+        self._children: dict[tuple[str, str], tuple[Any, Any]] = {}
 
     def finished(self, kind: str, status: str, seconds: float) -> None:
-        self._runs.labels(kind, status).inc()
-        self._duration.labels(kind).observe(seconds)
+        # The labelled children, looked up once per (kind, outcome): ``labels()`` takes a
+        # lock and checks its arguments on every call, once per job.
+        pair = self._children.get((kind, status))
+        if pair is None:
+            pair = (self._runs.labels(kind, status), self._duration.labels(kind))
+            self._children[(kind, status)] = pair
+        pair[0].inc()
+        pair[1].observe(seconds)
 
     def contact(self) -> None:
         self._contact.set(time.time())

@@ -119,3 +119,32 @@ def test_releasing_a_reaped_job_gives_its_attempt_back(store: Store) -> None:
     assert store.release("w1", [job_id], attempts={job_id: 1}) == 1
     row = store.get(job_id)
     assert row is not None and (row.state, row.attempts, row.locked_by) == ("open", 0, None)
+
+
+def test_a_batch_with_its_history_lands_only_where_the_attempt_holds(store: Store) -> None:
+    """Successes with runs and attempts and nothing else (PostgreSQL writes them and their
+    history in one statement): each row is fenced by its own attempt, and only the rows
+    written get a history row; written again, nothing changes."""
+    taken = _reaped(store, max_attempts=3)
+    [again] = store.claim("w2", 1, lease=30)  # attempt 2 by another worker: w1's does not land
+    assert again.id == taken
+    held = store.enqueue("k").job_id
+    [mine] = store.claim("w1", 1, lease=30)  # still w1's, attempt 1: lands
+    assert mine.id == held
+    reaped = _reaped(store, max_attempts=3)  # attempt 1, reopened by the reaper: lands
+    now = datetime.now(UTC)
+    runs = {
+        i: AttemptRun(started_at=now, finished_at=now, exit_code=None, error=None, output=None)
+        for i in (reaped, taken, held)
+    }
+    attempts = {reaped: 1, taken: 1, held: 1}
+    assert store.complete("w1", [reaped, taken, held], runs=runs, attempts=attempts) == 2
+    states = {j.id: (j.state, j.locked_by) for j in store.list_jobs()}
+    assert states == {reaped: ("done", "w1"), taken: ("running", "w2"), held: ("done", "w1")}
+    if store.attempts_enabled():
+        assert [(a.attempt, a.worker) for a in store.attempts(reaped)] == [(1, "w1")]
+        assert [(a.attempt, a.worker) for a in store.attempts(held)] == [(1, "w1")]
+        assert store.attempts(taken) == []
+    assert store.complete("w1", [reaped, taken, held], runs=runs, attempts=attempts) == 0
+    if store.attempts_enabled():
+        assert len(store.attempts(reaped)) == len(store.attempts(held)) == 1

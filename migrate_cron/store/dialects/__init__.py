@@ -13,6 +13,7 @@ SQLAlchemy is imported from an entry's ``module`` on first use.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 
 from migrate_cron.store.dialects import mssql, mysql, postgresql, sqlite
@@ -57,6 +58,13 @@ def dialect_for(backend: str) -> Dialect:
 
     *first, last = [d.title for d in DIALECTS.values() if d.runs_queue]
     raise UsageError(f"unsupported database {backend!r}: use {', '.join(first)} or {last}")
+
+
+@functools.cache
+def aware_stamps(backend: str) -> bool:
+    """Whether ``backend`` stores timezone-aware timestamps: ``UTCDateTime`` asks for every
+    value it binds (the attempt history binds three per run)."""
+    return dialect_for(backend).stamp is Stamp.AWARE
 
 
 def backend_names() -> list[str]:

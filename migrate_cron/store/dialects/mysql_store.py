@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -186,9 +185,23 @@ class MySQLStore(Store):
         exclude: Sequence[str] = (),
     ) -> list[Job]:
         job = self.tables.job
-        now_col = self.now_sql().label("_now")
+        c = job.c
+        # Only the columns the claim does not overwrite: PyMySQL decodes every value in Python.
         rows = conn.execute(
-            select(*job.c, now_col)
+            select(
+                c.id,
+                c.kind,
+                c.ref,
+                c.payload,
+                c.attempts,
+                c.max_attempts,
+                c.run_at,
+                c.scheduled_for,
+                c.last_error,
+                c.output,
+                c.created_at,
+                self.now_sql().label("_now"),
+            )
             .where(*self._ready_filter(kinds, exclude))
             .order_by(job.c.run_at, job.c.id)
             .limit(n)
@@ -213,21 +226,14 @@ class MySQLStore(Store):
                 finished_at=None,
             )
         )
-        jobs = []
-        for r in rows:
-            fields = {k: v for k, v in r._mapping.items() if k != "_now"}
-            jobs.append(
-                replace(
-                    Job(**fields),
-                    state=JobState.RUNNING,
-                    attempts=fields["attempts"] + 1,
-                    locked_by=worker_id,
-                    locked_until=until,
-                    started_at=now,
-                    finished_at=None,
-                )
-            )
-        return jobs
+        # Positionally, with the claim's own values: a dict and a ``dataclasses.replace`` per
+        # row cost more than the rest of the claim.
+        running = JobState.RUNNING
+        return [
+            Job(r[0], r[1], r[2], r[3], running, r[4] + 1, r[5], r[6], r[7], worker_id, until,
+                r[8], r[9], r[10], now, None)
+            for r in rows
+        ]  # fmt: skip
 
     def _claim_rows(self, conn: Connection, request: RowClaim, n: int) -> list[tuple[Any, int]]:
         """As ``_claim``: SELECT … FOR UPDATE SKIP LOCKED, then UPDATE the picked keys in the

@@ -12,6 +12,7 @@ from typing import Any
 
 from sqlalchemy import (
     BigInteger,
+    BindParameter,
     ColumnElement,
     Integer,
     Interval,
@@ -25,15 +26,20 @@ from sqlalchemy import (
     literal_column,
     select,
     true,
+    update,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSON, JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.sql.selectable import Subquery
 from sqlalchemy.types import TypeEngine
 
+from migrate_cron.store.attempts import OUTPUT_TAIL
+from migrate_cron.store.fence import FenceColumns
+from migrate_cron.store.models import AttemptRun
 from migrate_cron.store.schema import UTCDateTime
+from migrate_cron.store.storable import storable
 from migrate_cron.store.tables import Tables
-from migrate_cron.vocabulary import JobState
+from migrate_cron.vocabulary import AttemptOutcome, JobState
 
 
 def enqueue_statement(tables: Tables) -> Any:
@@ -273,6 +279,75 @@ def batch_rows(rows: Sequence[Sequence[str | int | None]]) -> dict[str, str]:
     return {"j_rows": json.dumps(rows)}
 
 
+def attempt_row(run: AttemptRun, with_ready: bool) -> list[Any]:
+    """One run as ``batch_rows`` carries it to the history: started, finished, exit code,
+    error, output tail[, ready]."""
+    row: list[Any] = [
+        run.started_at.isoformat(),
+        run.finished_at.isoformat(),
+        run.exit_code,
+        storable(run.error),
+        storable(run.output[-OUTPUT_TAIL:]) if run.output else None,
+    ]
+    if with_ready:
+        row.append(run.ready_at.isoformat() if run.ready_at else None)
+    return row
+
+
 def payload_json(payload: Any) -> str | None:
     """A payload as JSON text for ``jsonb``; no payload stays NULL."""
     return None if payload is None else json.dumps(payload, ensure_ascii=False)
+
+
+def done_statement(tables: Tables, fence: FenceColumns, with_ready: bool) -> Any:
+    """A batch of successes and their history in one statement, run on its own (autocommit):
+    ``WITH given AS (the runs, one JSON parameter), done AS (UPDATE job … FROM given WHERE
+    <the fence of each row's attempt> RETURNING …), ins AS (INSERT INTO job_attempts …
+    SELECT … FROM given JOIN done … WHERE NOT EXISTS …) SELECT count(*) FROM done``. The
+    history is written for exactly the rows the UPDATE wrote (a data-modifying CTE's rows
+    are only seen through its RETURNING), in the same statement, so both land or neither.
+    The runs (``done_rows``): job id, attempt, started, finished, exit code, error, output
+    tail[, ready]; parameters ``f_worker``, ``j_rows``."""
+    job, att = tables.job, tables.attempts
+    columns: dict[str, TypeEngine[Any]] = {
+        "job_id": BigInteger(),
+        "attempt": Integer(),
+        "started_at": UTCDateTime(),
+        "finished_at": UTCDateTime(),
+        "exit_code": Integer(),
+        "error": Text(),
+        "output_tail": Text(),
+    }
+    if with_ready:
+        columns["ready_at"] = UTCDateTime()
+    given = batch(**columns).element.cte("given")
+    worker: BindParameter[Any] = bindparam("f_worker", type_=Text())
+    done = (
+        update(job)
+        .where(job.c.id == given.c.job_id, fence.attempt_of(worker, given.c.attempt))
+        .values(
+            state=JobState.DONE,
+            locked_by=worker,
+            finished_at=func.now(),
+            locked_until=None,
+            last_error=None,
+        )
+        .returning(job.c.id, job.c.kind, job.c.attempts)
+        .cte("done")
+    )
+    present = (
+        select(att.c.id)
+        .where(att.c.job_id == given.c.job_id, att.c.started_at == given.c.started_at)
+        .exists()
+    )
+    values: list[Any] = [given.c.job_id, done.c.kind, done.c.attempts, worker]
+    values += [given.c.started_at, given.c.finished_at, literal(str(AttemptOutcome.DONE))]
+    values += [given.c.exit_code, given.c.error, given.c.output_tail]
+    names = ["job_id", "kind", "attempt", "worker", "started_at", "finished_at", "outcome"]
+    names += ["exit_code", "error", "output_tail"]
+    if with_ready:
+        values.append(given.c.ready_at)
+        names.append("ready_at")
+    source = select(*values).select_from(given.join(done, done.c.id == given.c.job_id))
+    inserted = insert(att).from_select(names, source.where(~present)).cte("ins")
+    return select(func.count()).select_from(done).add_cte(inserted)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -18,6 +18,7 @@ from sqlalchemy import (
     Connection,
     Float,
     any_,
+    bindparam,
     cast,
     func,
     literal,
@@ -28,8 +29,8 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 
-from migrate_cron.store.attempts import OUTPUT_TAIL
 from migrate_cron.store.base import Listener
+from migrate_cron.store.dialects.postgresql_claim import ClaimingStore
 from migrate_cron.store.dialects.postgresql_driver import (
     OWN_AUTOCOMMIT,
     DriverStatement,
@@ -37,6 +38,7 @@ from migrate_cron.store.dialects.postgresql_driver import (
 )
 from migrate_cron.store.dialects.postgresql_listener import PostgresListener
 from migrate_cron.store.dialects.postgresql_statements import (
+    attempt_row,
     attempts_statement,
     batch_rows,
     enqueue_many_statement,
@@ -47,14 +49,12 @@ from migrate_cron.store.dialects.postgresql_statements import (
     slot_rows_statement,
 )
 from migrate_cron.store.keys import slot_ref, wake_channel
-from migrate_cron.store.models import AttemptRun, Job, JobState
+from migrate_cron.store.models import AttemptRun, JobState
 from migrate_cron.store.rows import RowClaim
 from migrate_cron.store.schema import UTCDateTime
-from migrate_cron.store.storable import storable
-from migrate_cron.store.store import Store
 
 
-class PostgresStore(Store):
+class PostgresStore(ClaimingStore):
     family = "postgresql"
     supports_listen = True
     supports_percentile_cont = True
@@ -210,32 +210,6 @@ class PostgresStore(Store):
         }
         conn.execute(self._enqueue_many_stmt, params)
 
-    def _claim(
-        self,
-        conn: Connection,
-        worker_id: str,
-        n: int,
-        lease: float,
-        kinds: Sequence[str] | None,
-        exclude: Sequence[str] = (),
-    ) -> list[Job]:
-        job = self.tables.job
-        picked = (
-            select(job.c.id)
-            .where(*self._ready_filter(kinds, exclude))
-            .order_by(job.c.run_at, job.c.id)
-            .limit(n)
-            .with_for_update(skip_locked=True)
-            .cte("picked")
-        )
-        stmt = (
-            update(job)
-            .where(job.c.id == picked.c.id)
-            .values(**self._claim_values(worker_id, lease))
-            .returning(*job.c)
-        )
-        return [self._job(r) for r in conn.execute(stmt).all()]  # one fetch, not one per row
-
     def _claim_rows(self, conn: Connection, request: RowClaim, n: int) -> list[tuple[Any, int]]:
         """As ``_claim``: one statement, the ready rows picked with SKIP LOCKED in a CTE."""
         picked = (
@@ -267,19 +241,7 @@ class PostgresStore(Store):
         third of the worker's client CPU per job."""
         ready = self._has_console(conn)
         stmt = self._statement(f"attempts {ready}", lambda: attempts_statement(self.tables, ready))
-        rows: list[list[Any]] = []
-        for job_id, run in runs.items():
-            row: list[Any] = [
-                int(job_id),
-                run.started_at.isoformat(),
-                run.finished_at.isoformat(),
-                run.exit_code,
-                storable(run.error),
-                storable(run.output[-OUTPUT_TAIL:]) if run.output else None,
-            ]
-            if ready:
-                row.append(run.ready_at.isoformat() if run.ready_at else None)
-            rows.append(row)
+        rows = [[int(job_id), *attempt_row(run, ready)] for job_id, run in runs.items()]
         params = {
             **batch_rows(rows),
             "a_worker": worker_id,
@@ -290,6 +252,9 @@ class PostgresStore(Store):
 
     def _ids_match(self, ids: Sequence[int]) -> ColumnElement[bool]:
         return self.tables.job.c.id == any_(literal([int(i) for i in ids], ARRAY(BigInteger)))
+
+    def _ids_param(self) -> ColumnElement[bool]:
+        return self.tables.job.c.id == any_(bindparam("f_ids", type_=ARRAY(BigInteger)))
 
     def _notify(self, conn: Connection, kind: str) -> None:
         conn.execute(
@@ -364,17 +329,6 @@ class PostgresStore(Store):
                 select(func.pg_get_serial_sequence(table, "id"))
             ).scalar_one()
         return self._job_id_sequence
-
-    def _statement(self, name: str, build: Callable[[], Any]) -> Any:
-        """A statement built once per store (it depends only on the table prefix): building a
-        construct with a JSON batch and a LATERAL subquery for each chunk was a fifth of a
-        scheduler tick. With an injected clock (tests) its time is baked in: built each time."""
-        if self._clock is not None:
-            return build()
-        made = self._statements.get(name)
-        if made is None:
-            made = self._statements[name] = build()
-        return made
 
     def listener(self) -> Listener:
         return PostgresListener(self.engine, self.channel, self.url_safe)

@@ -127,7 +127,7 @@ class SQLiteStore(Store):
             .values(**self._claim_values(worker_id, lease))
             .returning(*job.c)
         )
-        return [self._job(r) for r in conn.execute(stmt)]
+        return [Job(*r) for r in conn.execute(stmt)]  # ``job.c`` is ``Job``'s field order
 
     def _claim_rows(self, conn: Connection, request: RowClaim, n: int) -> list[tuple[Any, int]]:
         """As ``_claim``: the writer lock is taken by BEGIN IMMEDIATE, then one UPDATE of the
