@@ -762,6 +762,8 @@ def report(results: dict[str, list[dict[str, float]]], args: Any, loads: list[fl
         pairs = (
             [
                 ("mc defaults", "mc tuned"),
+                ("mc defaults", "raw N=100"),  # issue 34's targets are on the defaults
+                ("mc defaults", "PgQueuer asyncpg"),
                 ("mc tuned", "raw N=100"),
                 ("mc defaults", "PgQueuer psycopg"),
                 ("mc tuned", "PgQueuer psycopg"),
