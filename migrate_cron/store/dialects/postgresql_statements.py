@@ -204,6 +204,25 @@ def slot_jobs_statement(tables: Tables, now: ColumnElement[datetime]) -> Any:
     return select(func.count(wake)).select_from(kinds)
 
 
+def run_columns(*, attempt: bool, ready: bool) -> dict[str, TypeEngine[Any]]:
+    """The runs' columns as the history statements receive them in their JSON parameter, in
+    order (``attempt_row`` writes them): the job, its attempt (``done_statement``'s fence),
+    the run's times and result, and ``ready_at`` where the database has schema step 5's."""
+    columns: dict[str, TypeEngine[Any]] = {"job_id": BigInteger()}
+    if attempt:
+        columns["attempt"] = Integer()
+    columns.update(
+        started_at=UTCDateTime(),
+        finished_at=UTCDateTime(),
+        exit_code=Integer(),
+        error=Text(),
+        output_tail=Text(),
+    )
+    if ready:
+        columns["ready_at"] = UTCDateTime()
+    return columns
+
+
 def attempts_statement(tables: Tables, with_ready: bool) -> Any:
     """The attempt history of a finished batch in one statement: ``INSERT INTO job_attempts
     … SELECT`` from the runs (one JSON parameter, ``attempts_rows``) joined to their job rows,
@@ -211,17 +230,7 @@ def attempts_statement(tables: Tables, with_ready: bool) -> Any:
     ``a_states``) and whose run has no row yet (``NOT EXISTS`` on ``(job_id, started_at)``).
     ``with_ready``: the database has schema step 5's ``ready_at``."""
     job, att = tables.job, tables.attempts
-    columns: dict[str, TypeEngine[Any]] = {
-        "job_id": BigInteger(),
-        "started_at": UTCDateTime(),
-        "finished_at": UTCDateTime(),
-        "exit_code": Integer(),
-        "error": Text(),
-        "output_tail": Text(),
-    }
-    if with_ready:
-        columns["ready_at"] = UTCDateTime()
-    given = batch(**columns)
+    given = batch(**run_columns(attempt=False, ready=with_ready))
     worker = bindparam("a_worker", type_=Text())
     present = (
         select(att.c.id)
@@ -309,18 +318,7 @@ def done_statement(tables: Tables, fence: FenceColumns, with_ready: bool) -> Any
     The runs (``done_rows``): job id, attempt, started, finished, exit code, error, output
     tail[, ready]; parameters ``f_worker``, ``j_rows``."""
     job, att = tables.job, tables.attempts
-    columns: dict[str, TypeEngine[Any]] = {
-        "job_id": BigInteger(),
-        "attempt": Integer(),
-        "started_at": UTCDateTime(),
-        "finished_at": UTCDateTime(),
-        "exit_code": Integer(),
-        "error": Text(),
-        "output_tail": Text(),
-    }
-    if with_ready:
-        columns["ready_at"] = UTCDateTime()
-    given = batch(**columns).element.cte("given")
+    given = batch(**run_columns(attempt=True, ready=with_ready)).element.cte("given")
     worker: BindParameter[Any] = bindparam("f_worker", type_=Text())
     done = (
         update(job)
