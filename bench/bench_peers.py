@@ -17,6 +17,8 @@ peer. Figures:
   each in a process of its own, with that process's CPU time per job; one by one again with
   ``synchronous_commit = off`` on the throwaway database, a diagnostic that takes the WAL flush
   every durable commit waits for out of the figure (what is left is the producer's own cost);
+  beside them the ceiling, a raw durable insert (asyncpg, a prepared one-column INSERT into a
+  table with only its primary key, autocommit): no producer's call can cost less;
 - pickup latency p50/p90: an idle worker with its defaults, one job enqueued at a time; from
   the enqueue call to the handler's first line.
 
@@ -474,6 +476,28 @@ async def main():
     print(time.perf_counter() - t, time.process_time() - c, "-")
 asyncio.run(main())
 """,
+    # The ceiling of one-by-one: the least a durable enqueue can cost from Python — asyncpg, a
+    # prepared one-column INSERT … RETURNING id into a table with only its primary key, in
+    # autocommit (one round trip, one commit that waits for the WAL flush). No queue does less
+    # per call; a queue's own columns, indexes and wake-up come on top. Batched: unnest.
+    "raw": """
+import asyncio, time, asyncpg
+async def main():
+    c = await asyncpg.connect({dsn!r})
+    await c.execute("CREATE TABLE raw_enqueue (id bigserial PRIMARY KEY, x int)")
+    one = await c.prepare("INSERT INTO raw_enqueue (x) VALUES ($1) RETURNING id")
+    many = await c.prepare("INSERT INTO raw_enqueue (x) SELECT unnest($1::int[])")
+    await one.fetchval(0)
+    t, c0 = time.perf_counter(), time.process_time()
+    if {bulk}:
+        for _ in range({n}):
+            await many.fetch(list(range({size})))
+    else:
+        for i in range({n}):
+            await one.fetchval(i)
+    print(time.perf_counter() - t, time.process_time() - c0, "-")
+asyncio.run(main())
+""",
     # Procrastinate's synchronous defer / batch_defer from an opened app.
     "procrastinate": """
 import time
@@ -510,6 +534,8 @@ def enqueue_rate(
         env = env_for(kind, url, fresh_stamps(work), work)
         if kind == "mc":
             mc_store(url).dispose()
+        elif kind == "raw":
+            pass  # the child makes its table
         elif kind.startswith("pgq"):
             pgq_install(url, work)
         else:
@@ -661,6 +687,7 @@ def enqueue_figures(single: bool, baseline: str, no_flush: bool = False) -> dict
         "PgQueuer psycopg": figure("pgq_psycopg"),
         "PgQueuer asyncpg": figure("pgq_asyncpg"),
         "Procrastinate": figure("procrastinate"),
+        "raw durable insert": figure("raw"),
     }
     if baseline:
         figures["mc baseline"] = figure("mc", baseline)
@@ -774,6 +801,9 @@ def report(results: dict[str, list[dict[str, float]]], args: Any, loads: list[fl
                 ("mc", "PgQueuer psycopg"),
                 ("mc", "PgQueuer asyncpg"),
                 ("mc", "Procrastinate"),
+                ("mc", "raw durable insert"),
+                # The ceiling next to the peer: what no client can exceed (issue 34's 1.5 ×).
+                ("raw durable insert", "PgQueuer asyncpg"),
                 ("mc baseline", "PgQueuer psycopg"),
                 ("mc", "mc baseline"),
             ]

@@ -15,6 +15,7 @@ traceback (``reset.py``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
@@ -103,9 +104,12 @@ def dialect_of(parsed: Any) -> Dialect:
     return dialect_for(parsed.get_backend_name())
 
 
-def server_engine(url: str, kwargs: dict[str, Any]) -> Engine:
+def server_engine(
+    url: str, kwargs: dict[str, Any], idle: Callable[[Any], bool] | None = None
+) -> Engine:
     """The common part of a server database's engine: a pool, job data kept out of errors
-    and logs, our own reset on return (``reset.py``). The recipe has set its own options."""
+    and logs, our own reset on return (``reset.py``, with the dialect's ``idle`` test). The
+    recipe has set its own options."""
     kwargs.setdefault("hide_parameters", True)  # errors and logs never show job data
     kwargs.setdefault("pool_size", 5)
     kwargs.setdefault("max_overflow", 10)
@@ -117,7 +121,7 @@ def server_engine(url: str, kwargs: dict[str, Any]) -> Engine:
         raise UsageError(f"no driver for {mask_url(url)!r}: {exc}") from None
     except Exception as exc:
         raise UsageError(f"cannot use database URL {mask_url(url)!r}: {exc}") from None
-    own_reset(engine)
+    own_reset(engine, idle)
     return engine
 
 

@@ -15,11 +15,19 @@ transaction was already ended); if the rollback fails, it invalidates the connec
 opens a new one on the next checkout, as it does after any disconnect) and says so in one line
 on the ``migrate_cron.store`` logger, which the worker and the scheduler write into their own
 log (``logline.route_library_logs``).
+
+SQLAlchemy rolls back even after a COMMIT (only a transaction still open when the connection
+closes counts as reset). psycopg's ``rollback()`` sends nothing when libpq says the session is
+idle; PyMySQL's always sends ROLLBACK, one more round trip after every transaction on
+MySQL/MariaDB — as many as the transaction's own statement for an enqueue. A dialect may
+therefore pass ``idle``: a test, on the driver's connection, that the server's last answer
+said no transaction is open; the rollback is then skipped (it would change nothing).
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from sqlalchemy import Engine, event
@@ -33,9 +41,16 @@ log = logging.getLogger("migrate_cron.store")
 NO_DEFAULT_RESET = {"pool_reset_on_return": None}
 
 
-def own_reset(engine: Engine) -> None:
-    """Roll back ``engine``'s connections on their return; drop those that cannot be."""
-    event.listen(engine, "reset", _reset)
+def own_reset(engine: Engine, idle: Callable[[Any], bool] | None = None) -> None:
+    """Roll back ``engine``'s connections on their return; drop those that cannot be. With
+    ``idle``, a connection it says holds no transaction is returned as it is."""
+
+    def reset(dbapi_conn: Any, record: Any, state: Any) -> None:
+        if idle is not None and idle(dbapi_conn):
+            return
+        _reset(dbapi_conn, record, state)
+
+    event.listen(engine, "reset", reset)
 
 
 def _reset(dbapi_conn: Any, record: Any, state: Any) -> None:

@@ -131,10 +131,29 @@ def make_engine(
     if own_answer:  # the greeting is read under the connect limit (``_answer_after``)
         connect_args["read_timeout"] = connect_args["write_timeout"] = bound.connect
     kwargs["connect_args"] = connect_args
-    engine = server_engine(url, kwargs)
+    engine = server_engine(url, kwargs, idle=between_transactions)
     if own_answer:
         _answer_after(engine, bound.answer)
     return engine
+
+
+#: ``SERVER_STATUS_IN_TRANS``, bit 0 of the status flags in every OK and EOF packet of the
+#: MySQL client/server protocol (MySQL's include/mysql_com.h; MariaDB's protocol is the same).
+IN_TRANSACTION = 1
+
+
+def between_transactions(dbapi_conn: Any) -> bool:
+    """Whether PyMySQL's connection last heard from the server that no transaction is open.
+
+    ``server_status`` is the flags of the last OK or EOF packet (a COMMIT's, a ROLLBACK's, a
+    result's end). An error reply carries none, so after a failed statement the flags are an
+    earlier answer's — but SQLAlchemy rolls back itself a transaction that failed or that is
+    still open when the connection closes, and then the pool skips its own rollback: the
+    flags are read only after SQLAlchemy ended the transaction, by COMMIT or ROLLBACK, whose
+    own answer set them. Another driver's connection (no ``server_status``) is rolled back
+    as before."""
+    status = getattr(dbapi_conn, "server_status", None)
+    return isinstance(status, int) and not status & IN_TRANSACTION
 
 
 def _answer_after(engine: Any, answer: float) -> None:
