@@ -84,8 +84,9 @@ def main() -> None:
         ]
         ratio = ""
         if "postgresql" in by:
+            pg = by["postgresql"]
             ratio = "; ".join(
-                f"{b} " + " / ".join(f"{x / y:.0%}" for x, y in zip(by[b], by["postgresql"]))
+                f"{b} " + " / ".join(f"{x / y:.0%}" for x, y in zip(by[b], pg, strict=True))
                 for b in backends
                 if b != "postgresql"
             )

@@ -30,6 +30,7 @@ from sqlalchemy import (
     Connection,
     Engine,
     Select,
+    bindparam,
     insert,
     literal,
     select,
@@ -101,6 +102,24 @@ class StoreBase:
         if self._clock is not None:
             return literal(self._clock.now(), UTCDateTime())
         return self._server_now()
+
+    def reusable_now(self) -> ColumnElement[datetime]:
+        """``now_sql`` for a statement built once and run many times. Where "now" is a value
+        bound when the statement is built (an injected clock; SQLite, whose ``_server_now``
+        is this process's clock), every run would write the build's time: there it is the
+        parameter ``f_now``, which ``reusable_now_params`` fills at each run."""
+        if self._clock is None and self.dialect.server_clock:
+            return self._server_now()
+        return bindparam("f_now", type_=UTCDateTime())
+
+    def reusable_now_params(self) -> dict[str, Any]:
+        """The parameters ``reusable_now`` needs for one run (none where the database reads
+        its own clock)."""
+        if self._clock is not None:
+            return {"f_now": self._clock.now()}
+        if not self.dialect.server_clock:
+            return {"f_now": datetime.now(UTC)}
+        return {}
 
     def after_sql(self, seconds: float) -> ColumnElement[datetime]:
         """``now + seconds`` on the database's clock."""

@@ -84,17 +84,18 @@ class FenceColumns:
         worker_id: str,
         attempts: Mapping[Any, int],
         statement: Callable[[bool], Any],
+        extra: Mapping[str, Any] | None = None,
     ) -> int:
         """``update`` with statements built once (``statement(by_attempt)``, see
         ``fenced_update``): the values travel as parameters ``f_ids``, ``f_worker`` and
-        ``f_attempt``. Building the fenced UPDATE for every batch was a sixth of the worker's
-        client CPU per job."""
+        ``f_attempt``, plus ``extra`` (the statement's own, such as ``f_now``). Building the
+        fenced UPDATE for every batch was a sixth of the worker's client CPU per job."""
         groups: dict[int | None, list[Any]] = {}
         for key in ids:
             groups.setdefault(attempts.get(key), []).append(key)
         written = 0
         for attempt, group in groups.items():
-            params: dict[str, Any] = {"f_ids": group, "f_worker": worker_id}
+            params: dict[str, Any] = {**(extra or {}), "f_ids": group, "f_worker": worker_id}
             if attempt is not None:
                 params["f_attempt"] = attempt
             written += conn.execute(statement(attempt is not None), params).rowcount

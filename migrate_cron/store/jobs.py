@@ -128,8 +128,9 @@ class JobOps(EnqueueOps, ClaimOps):
         with self.transaction() as conn:
             if self._clock is None and attempts is not None:
                 written = self._fence_columns.update_prepared(
-                    conn, ids, worker_id, attempts, self._done_statement()
-                )
+                    conn, ids, worker_id, attempts, self._done_statement(),
+                    self.reusable_now_params(),
+                )  # fmt: skip
             else:
                 written = self._fence_columns.update(
                     conn, job, worker_id, ids, attempts, self._ids_match, values
@@ -155,12 +156,13 @@ class JobOps(EnqueueOps, ClaimOps):
         return None
 
     def _done_statement(self) -> Callable[[bool], Any]:
-        """``complete``'s fenced UPDATE, built once per store (``fence.fenced_update``)."""
+        """``complete``'s fenced UPDATE, built once per store (``fence.fenced_update``); its
+        time is ``reusable_now`` (SQLite once wrote the first batch's time on every job)."""
         if self._done_update is None:
             values = {
                 "state": JobState.DONE,
                 "locked_by": bindparam("f_worker"),
-                "finished_at": self.now_sql(),
+                "finished_at": self.reusable_now(),
                 "locked_until": None,
                 "last_error": None,
             }
