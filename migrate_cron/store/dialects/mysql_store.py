@@ -8,7 +8,7 @@ Not ``INSERT IGNORE`` (it stores NULL as '' and truncates silently) and not a no
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -31,7 +31,18 @@ from sqlalchemy.dialects.mysql import insert as mysql_insert
 
 from migrate_cron.errors import UsageError
 from migrate_cron.store.dialects.mysql import HOUR, force_index
-from migrate_cron.store.models import Job, JobState
+from migrate_cron.store.dialects.mysql_statements import (
+    DONE_OUTCOME,
+    attempts_insert_sql,
+    attempts_params,
+    claim_select_sql,
+    claim_update_sql,
+    done_update_sql,
+    jobs_from_claim,
+    runs_json,
+    stamp,
+)
+from migrate_cron.store.models import AttemptRun, Job, JobState
 from migrate_cron.store.rows import RowClaim
 from migrate_cron.store.schema import UTCDateTime
 from migrate_cron.store.store import Store
@@ -40,6 +51,11 @@ from migrate_cron.store.store import Store
 class MySQLStore(Store):
     family = "mysql"
     group_by_index_scan = True
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: The worker's statement texts, built on first use (``_text``).
+        self._texts: dict[str, str] = {}
 
     def check_server(self, conn: Connection) -> None:
         """SKIP LOCKED needs MySQL 8.0.1+ or MariaDB 10.6+."""
@@ -184,9 +200,48 @@ class MySQLStore(Store):
         kinds: Sequence[str] | None,
         exclude: Sequence[str] = (),
     ) -> list[Job]:
+        """SELECT … FOR UPDATE SKIP LOCKED, then UPDATE the picked ids, in the caller's
+        transaction: two fixed texts (``mysql_statements.py``), built once per store, their
+        rows read by position. An injected clock (tests) keeps the Core version."""
+        if self._clock is not None:
+            return self._claim_core(conn, worker_id, n, lease, kinds, exclude)
+        shape = f"claim {bool(kinds)} {bool(exclude)}"
+        sql = self._text(
+            shape, lambda job: claim_select_sql(job, kinds=bool(kinds), exclude=bool(exclude))
+        )
+        params: dict[str, Any] = {"c_n": n}
+        if kinds:
+            params["c_kinds"] = list(kinds)
+        if exclude:
+            params["c_exclude"] = list(exclude)
+        rows = conn.exec_driver_sql(sql, params).fetchall()
+        if not rows:
+            return []
+        now = stamp(rows[0][-1])
+        until = now + timedelta(seconds=lease)
+        conn.exec_driver_sql(
+            self._text("claim update", claim_update_sql),
+            {
+                "c_ids": [r[0] for r in rows],
+                "c_worker": worker_id,
+                "c_until": until.replace(tzinfo=None),
+                "c_now": now.replace(tzinfo=None),
+            },
+        )
+        return jobs_from_claim(rows, worker_id, now, until)
+
+    def _claim_core(
+        self,
+        conn: Connection,
+        worker_id: str,
+        n: int,
+        lease: float,
+        kinds: Sequence[str] | None,
+        exclude: Sequence[str] = (),
+    ) -> list[Job]:
+        """The claim built with Core, on the store's clock (``now_sql``)."""
         job = self.tables.job
         c = job.c
-        # Only the columns the claim does not overwrite: PyMySQL decodes every value in Python.
         rows = conn.execute(
             select(
                 c.id,
@@ -226,14 +281,75 @@ class MySQLStore(Store):
                 finished_at=None,
             )
         )
-        # Positionally, with the claim's own values: a dict and a ``dataclasses.replace`` per
-        # row cost more than the rest of the claim.
         running = JobState.RUNNING
         return [
             Job(r[0], r[1], r[2], r[3], running, r[4] + 1, r[5], r[6], r[7], worker_id, until,
                 r[8], r[9], r[10], now, None)
             for r in rows
         ]  # fmt: skip
+
+    def _complete_in_one(
+        self,
+        worker_id: str,
+        ids: Sequence[int],
+        runs: Mapping[int, AttemptRun],
+        attempts: Mapping[int, int],
+    ) -> int | None:
+        """Every job of the batch has its run and its attempt: one transaction of fixed texts,
+        the fenced UPDATE (one per attempt number, a batch holds one or two) and the history's
+        ``INSERT … SELECT`` — three round trips with the COMMIT, where the portable path's
+        two reads before the insert made five."""
+        if len(runs) != len(ids) or any(i not in runs or i not in attempts for i in ids):
+            return None
+        with self.transaction() as conn:
+            if not self._has_attempts(conn):
+                return None
+            groups: dict[int, list[int]] = {}
+            for i in ids:
+                groups.setdefault(attempts[i], []).append(int(i))
+            sql = self._text("done", done_update_sql)
+            written = 0
+            for attempt, group in groups.items():
+                params = {"f_ids": group, "f_worker": worker_id, "f_attempt": attempt}
+                written += conn.exec_driver_sql(sql, params).rowcount
+            if written:
+                ready = self._has_console(conn)
+                rows = runs_json(runs, ready, attempts)
+                params = attempts_params(rows, worker_id, DONE_OUTCOME, (JobState.DONE,))
+                conn.exec_driver_sql(self._attempts_sql(ready, by_attempt=True), params)
+            return int(written)
+
+    def _insert_attempts(
+        self,
+        conn: Connection,
+        worker_id: str,
+        outcome: str,
+        states: Sequence[str],
+        runs: Mapping[int, AttemptRun],
+    ) -> int:
+        """One ``INSERT … SELECT`` from the runs as a JSON parameter (``JSON_TABLE``), where
+        the portable path reads the job rows and the runs present first. An injected clock
+        (tests) keeps the portable path."""
+        if self._clock is not None:
+            return super()._insert_attempts(conn, worker_id, outcome, states, runs)
+        ready = self._has_console(conn)
+        params = attempts_params(runs_json(runs, ready), worker_id, outcome, states)
+        return int(conn.exec_driver_sql(self._attempts_sql(ready, False), params).rowcount)
+
+    def _attempts_sql(self, ready: bool, by_attempt: bool) -> str:
+        attempts = self.engine.dialect.identifier_preparer.format_table(self.tables.attempts)
+        return self._text(
+            f"attempts {ready} {by_attempt}",
+            lambda job: attempts_insert_sql(job, attempts, ready, by_attempt),
+        )
+
+    def _text(self, name: str, build: Callable[[str], str]) -> str:
+        """A statement text built once per store from the job table's quoted name."""
+        made = self._texts.get(name)
+        if made is None:
+            job = self.engine.dialect.identifier_preparer.format_table(self.tables.job)
+            made = self._texts[name] = build(job)
+        return made
 
     def _claim_rows(self, conn: Connection, request: RowClaim, n: int) -> list[tuple[Any, int]]:
         """As ``_claim``: SELECT … FOR UPDATE SKIP LOCKED, then UPDATE the picked keys in the

@@ -1,0 +1,198 @@
+"""MySQL 8 / MariaDB 10.6+: the worker's statements as fixed texts, built once per store.
+
+Built with SQLAlchemy Core on every call (the claim's SELECT and UPDATE, the fenced finish,
+the history's three statements), then read back through the column types, they cost the
+worker more client CPU per job than anything else it does on these servers. Here each text
+depends only on the tables (and on whether kinds are named or excluded): it runs through
+``exec_driver_sql`` with PyMySQL's own parameters (a sequence renders as ``(a, b, …)``), and
+the rows are read by position.
+
+A batch of runs travels as one JSON parameter read by ``JSON_TABLE`` (MySQL 8.0.4+, MariaDB
+10.6+): PyMySQL escapes one string instead of eleven values per run, and the history is one
+``INSERT … SELECT`` instead of two reads and an insert. Both servers accept the same text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from migrate_cron.store.attempts import OUTPUT_TAIL
+from migrate_cron.store.models import AttemptRun, Job
+from migrate_cron.store.storable import storable
+from migrate_cron.vocabulary import AFTER_FAILURE_STATES, AttemptOutcome, JobState
+
+#: What the claim reads, in ``Job``'s order less the columns the claim itself sets (state,
+#: locked_by, locked_until, started_at, finished_at): PyMySQL decodes every value in Python.
+#: The times come as text (``CAST … AS CHAR``): ``datetime.fromisoformat`` reads one in a
+#: tenth of the time PyMySQL's converter takes. The last column is the server's clock.
+CLAIM_COLUMNS = (
+    "id",
+    "kind",
+    "ref",
+    "payload",
+    "attempts",
+    "max_attempts",
+    "CAST(run_at AS CHAR)",
+    "CAST(scheduled_for AS CHAR)",
+    "last_error",
+    "output",
+    "CAST(created_at AS CHAR)",
+    "CAST(UTC_TIMESTAMP(6) AS CHAR)",
+)
+
+
+def claim_select_sql(job: str, *, kinds: bool, exclude: bool) -> str:
+    """The ready jobs, oldest first, locked with SKIP LOCKED; parameters ``c_n`` and, when
+    asked for, ``c_kinds`` / ``c_exclude`` (sequences). ``job``: the quoted table name."""
+    ready = [f"state = '{JobState.OPEN.value}'", "run_at <= UTC_TIMESTAMP(6)"]
+    if kinds:
+        ready.append("kind IN %(c_kinds)s")
+    if exclude:
+        ready.append("kind NOT IN %(c_exclude)s")
+    return (
+        f"SELECT {', '.join(CLAIM_COLUMNS)} FROM {job} WHERE {' AND '.join(ready)} "
+        "ORDER BY run_at, id LIMIT %(c_n)s FOR UPDATE SKIP LOCKED"
+    )
+
+
+def claim_update_sql(job: str) -> str:
+    """The picked rows taken: parameters ``c_ids``, ``c_worker``, ``c_until``, ``c_now``
+    (the SELECT's clock, so the rows and the ``Job`` values agree to the microsecond)."""
+    return (
+        f"UPDATE {job} SET state = '{JobState.RUNNING.value}', attempts = attempts + 1, "
+        "locked_by = %(c_worker)s, locked_until = %(c_until)s, started_at = %(c_now)s, "
+        "finished_at = NULL WHERE id IN %(c_ids)s"
+    )
+
+
+def stamp(text: str) -> datetime:
+    """A DATETIME(6) read as text (naive UTC) as an aware datetime."""
+    return datetime.fromisoformat(text).replace(tzinfo=UTC)
+
+
+def stamp_or_none(text: str | None) -> datetime | None:
+    return None if text is None else stamp(text)
+
+
+def jobs_from_claim(
+    rows: Iterable[Sequence[Any]], worker_id: str, now: datetime, until: datetime
+) -> list[Job]:
+    """``Job`` values from rows in ``CLAIM_COLUMNS`` order, with the claim's own values (as
+    the row now holds them). The payload is decoded as the JSON column type would."""
+    running = JobState.RUNNING
+    loads = json.loads
+    return [
+        Job(r[0], r[1], r[2], None if r[3] is None else loads(r[3]), running, r[4] + 1, r[5],
+            stamp(r[6]), stamp_or_none(r[7]), worker_id, until, r[8], r[9], stamp(r[10]), now, None)
+        for r in rows
+    ]  # fmt: skip
+
+
+def fence_sql(worker: str, attempt: str) -> str:
+    """``fence.FenceColumns.attempt_of`` for the job table, as text: ``worker`` may still
+    record attempt ``attempt`` (both SQL expressions)."""
+    taken_back = ", ".join(f"'{s.value}'" for s in AFTER_FAILURE_STATES)
+    return (
+        f"attempts = {attempt} AND ((locked_by = {worker} AND state = "
+        f"'{JobState.RUNNING.value}') OR (locked_by IS NULL AND locked_until IS NULL "
+        f"AND state IN ({taken_back})))"
+    )
+
+
+def done_update_sql(job: str) -> str:
+    """``complete``'s fenced UPDATE for the jobs of one attempt number: parameters
+    ``f_ids`` (a sequence), ``f_worker``, ``f_attempt``."""
+    return (
+        f"UPDATE {job} SET state = '{JobState.DONE.value}', locked_by = %(f_worker)s, "
+        "finished_at = UTC_TIMESTAMP(6), locked_until = NULL, last_error = NULL "
+        f"WHERE id IN %(f_ids)s AND {fence_sql('%(f_worker)s', '%(f_attempt)s')}"
+    )
+
+
+def runs_table(with_ready: bool, with_attempt: bool) -> str:
+    """``JSON_TABLE`` over the ``j_rows`` parameter (``runs_json``), one row per run: job_id,
+    [attempt,] started_at, finished_at, exit_code, error, output_tail[, ready_at]. Text
+    columns are LONGTEXT, so a value too long for its column fails the INSERT (strict mode) as
+    a plain insert would, rather than being cut here."""
+    names = ["job_id BIGINT"]
+    if with_attempt:
+        names.append("attempt INT")
+    names += ["started_at DATETIME(6)", "finished_at DATETIME(6)", "exit_code INT"]
+    names += ["error LONGTEXT", "output_tail LONGTEXT"]
+    if with_ready:
+        names.append("ready_at DATETIME(6)")
+    columns = ", ".join(f"{name} PATH '$[{i}]'" for i, name in enumerate(names))
+    return f"JSON_TABLE(%(j_rows)s, '$[*]' COLUMNS ({columns})) AS g"
+
+
+def attempts_insert_sql(job: str, attempts: str, with_ready: bool, by_attempt: bool) -> str:
+    """The history of a finished batch in one statement, as PostgreSQL's
+    ``attempts_statement``: the runs joined to their job rows, for the jobs this transaction
+    finished (``locked_by`` = ``a_worker``, ``state`` in ``a_states``, a sequence) and whose
+    run has no row yet (``(job_id, started_at)`` is unique). ``by_attempt``: each run carries
+    its attempt, and only a job still at that attempt gets its row (a stale run in the batch,
+    fenced out, records nothing, as in PostgreSQL's ``done_statement``). Parameters
+    ``j_rows``, ``a_worker``, ``a_outcome``, ``a_states``."""
+    names = "job_id, kind, attempt, worker, started_at, finished_at, outcome, exit_code, error, "
+    names += "output_tail" + (", ready_at" if with_ready else "")
+    values = "g.job_id, j.kind, j.attempts, %(a_worker)s, g.started_at, g.finished_at, "
+    values += "%(a_outcome)s, g.exit_code, g.error, g.output_tail"
+    values += ", g.ready_at" if with_ready else ""
+    same = "j.attempts = g.attempt AND " if by_attempt else ""
+    return (
+        f"INSERT INTO {attempts} ({names}) SELECT {values} "
+        f"FROM {runs_table(with_ready, by_attempt)} JOIN {job} AS j ON j.id = g.job_id "
+        f"WHERE {same}j.locked_by = %(a_worker)s AND j.state IN %(a_states)s AND NOT EXISTS "
+        f"(SELECT 1 FROM {attempts} AS a WHERE a.job_id = g.job_id "
+        "AND a.started_at = g.started_at)"
+    )
+
+
+def _naive(value: datetime | None) -> str | None:
+    """A time as DATETIME(6) text, naive UTC."""
+    if value is None:
+        return None
+    return value.astimezone(UTC).replace(tzinfo=None).isoformat(" ", "microseconds")
+
+
+def runs_json(
+    runs: Mapping[int, AttemptRun], with_ready: bool, attempts: Mapping[int, int] | None = None
+) -> str:
+    """``runs_table``'s parameter: the runs as a JSON array of arrays, in its columns' order
+    (one string for PyMySQL to escape, serialised by ``json.dumps`` in C). ``attempts``: per
+    job, the attempt of its run (``by_attempt``)."""
+    rows = []
+    for job_id, run in runs.items():
+        row: list[Any] = [int(job_id)]
+        if attempts is not None:
+            row.append(attempts[job_id])
+        row += [
+            _naive(run.started_at),
+            _naive(run.finished_at),
+            run.exit_code,
+            storable(run.error),
+            storable(run.output[-OUTPUT_TAIL:]) if run.output else None,
+        ]
+        if with_ready:
+            row.append(_naive(run.ready_at))
+        rows.append(row)
+    return json.dumps(rows)
+
+
+def attempts_params(
+    rows: str, worker_id: str, outcome: str, states: Sequence[str]
+) -> dict[str, Any]:
+    """``attempts_insert_sql``'s parameters, the runs as ``runs_json`` made them."""
+    return {
+        "j_rows": rows,
+        "a_worker": worker_id,
+        "a_outcome": str(outcome),
+        "a_states": [str(s) for s in states],
+    }
+
+
+#: ``complete``'s outcome in the history.
+DONE_OUTCOME = str(AttemptOutcome.DONE)
