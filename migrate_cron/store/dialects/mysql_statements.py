@@ -24,15 +24,16 @@ from migrate_cron.store.models import AttemptRun, Job
 from migrate_cron.store.storable import storable
 from migrate_cron.vocabulary import AFTER_FAILURE_STATES, AttemptOutcome, JobState
 
-#: What the claim reads, in ``Job``'s order less the columns the claim itself sets (state,
-#: locked_by, locked_until, started_at, finished_at): PyMySQL decodes every value in Python.
-#: The times come as text (``CAST … AS CHAR``): ``datetime.fromisoformat`` reads one in a
-#: tenth of the time PyMySQL's converter takes. The last column is the server's clock.
-CLAIM_COLUMNS = (
+#: What the claim reads of a job, in ``Job``'s order less the payload and the columns the
+#: claim itself sets (state, locked_by, locked_until, started_at, finished_at), then the
+#: server's clock; as one ``JSON_ARRAY`` per row, the payload beside it. PyMySQL decodes
+#: every column of every row in Python (a length-coded read each, a regex and six ``int``
+#: calls per DATETIME); one JSON text per row is parsed by ``json.loads`` in C. The times
+#: travel as text (``CAST … AS CHAR``, six fraction digits), the same on MySQL 8 and MariaDB.
+CLAIM_ARRAY = (
     "id",
     "kind",
     "ref",
-    "payload",
     "attempts",
     "max_attempts",
     "CAST(run_at AS CHAR)",
@@ -53,7 +54,8 @@ def claim_select_sql(job: str, *, kinds: bool, exclude: bool) -> str:
     if exclude:
         ready.append("kind NOT IN %(c_exclude)s")
     return (
-        f"SELECT {', '.join(CLAIM_COLUMNS)} FROM {job} WHERE {' AND '.join(ready)} "
+        f"SELECT JSON_ARRAY({', '.join(CLAIM_ARRAY)}), payload FROM {job} "
+        f"WHERE {' AND '.join(ready)} "
         "ORDER BY run_at, id LIMIT %(c_n)s FOR UPDATE SKIP LOCKED"
     )
 
@@ -77,17 +79,25 @@ def stamp_or_none(text: str | None) -> datetime | None:
     return None if text is None else stamp(text)
 
 
+def claimed(rows: Iterable[Sequence[Any]]) -> list[tuple[list[Any], Any]]:
+    """The claim's rows as (the ``CLAIM_ARRAY`` values, the payload text)."""
+    loads = json.loads
+    return [(loads(r[0]), r[1]) for r in rows]
+
+
 def jobs_from_claim(
-    rows: Iterable[Sequence[Any]], worker_id: str, now: datetime, until: datetime
+    rows: Iterable[tuple[list[Any], Any]], worker_id: str, now: datetime, until: datetime
 ) -> list[Job]:
-    """``Job`` values from rows in ``CLAIM_COLUMNS`` order, with the claim's own values (as
-    the row now holds them). The payload is decoded as the JSON column type would."""
+    """``Job`` values from ``claimed`` rows, with the claim's own values (as the row now
+    holds them). The payload is decoded as the JSON column type would (no payload: NULL or
+    JSON ``null``)."""
     running = JobState.RUNNING
     loads = json.loads
     return [
-        Job(r[0], r[1], r[2], None if r[3] is None else loads(r[3]), running, r[4] + 1, r[5],
-            stamp(r[6]), stamp_or_none(r[7]), worker_id, until, r[8], r[9], stamp(r[10]), now, None)
-        for r in rows
+        Job(v[0], v[1], v[2], None if p is None or p == "null" else loads(p), running, v[3] + 1,
+            v[4], stamp(v[5]), stamp_or_none(v[6]), worker_id, until, v[7], v[8], stamp(v[9]),
+            now, None)
+        for v, p in rows
     ]  # fmt: skip
 
 
@@ -152,10 +162,12 @@ def attempts_insert_sql(job: str, attempts: str, with_ready: bool, by_attempt: b
 
 
 def _naive(value: datetime | None) -> str | None:
-    """A time as DATETIME(6) text, naive UTC."""
+    """A time as DATETIME(6) text, naive UTC (its first 26 characters: the offset cut)."""
     if value is None:
         return None
-    return value.astimezone(UTC).replace(tzinfo=None).isoformat(" ", "microseconds")
+    if value.tzinfo is not UTC:
+        value = value.astimezone(UTC)
+    return value.isoformat(" ", "microseconds")[:26]
 
 
 def runs_json(

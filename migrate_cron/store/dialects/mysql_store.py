@@ -37,6 +37,7 @@ from migrate_cron.store.dialects.mysql_statements import (
     attempts_params,
     claim_select_sql,
     claim_update_sql,
+    claimed,
     done_update_sql,
     jobs_from_claim,
     runs_json,
@@ -214,15 +215,15 @@ class MySQLStore(Store):
             params["c_kinds"] = list(kinds)
         if exclude:
             params["c_exclude"] = list(exclude)
-        rows = conn.exec_driver_sql(sql, params).fetchall()
+        rows = claimed(conn.exec_driver_sql(sql, params).fetchall())
         if not rows:
             return []
-        now = stamp(rows[0][-1])
+        now = stamp(rows[0][0][-1])
         until = now + timedelta(seconds=lease)
         conn.exec_driver_sql(
             self._text("claim update", claim_update_sql),
             {
-                "c_ids": [r[0] for r in rows],
+                "c_ids": [v[0] for v, _ in rows],
                 "c_worker": worker_id,
                 "c_until": until.replace(tzinfo=None),
                 "c_now": now.replace(tzinfo=None),
