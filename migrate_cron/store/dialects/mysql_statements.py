@@ -144,8 +144,10 @@ def attempts_insert_sql(job: str, attempts: str, with_ready: bool, by_attempt: b
     finished (``locked_by`` = ``a_worker``, ``state`` in ``a_states``, a sequence) and whose
     run has no row yet (``(job_id, started_at)`` is unique). ``by_attempt``: each run carries
     its attempt, and only a job still at that attempt gets its row (a stale run in the batch,
-    fenced out, records nothing, as in PostgreSQL's ``done_statement``). Parameters
-    ``j_rows``, ``a_worker``, ``a_outcome``, ``a_states``."""
+    fenced out, records nothing, as in PostgreSQL's ``done_statement``). ``STRAIGHT_JOIN``:
+    the runs first, each job by its key. Left to choose, MariaDB reads the job table through
+    ``(state, locked_until)`` — every done job, on a live queue millions — and joins the runs
+    to that. Parameters ``j_rows``, ``a_worker``, ``a_outcome``, ``a_states``."""
     names = "job_id, kind, attempt, worker, started_at, finished_at, outcome, exit_code, error, "
     names += "output_tail" + (", ready_at" if with_ready else "")
     values = "g.job_id, j.kind, j.attempts, %(a_worker)s, g.started_at, g.finished_at, "
@@ -154,7 +156,7 @@ def attempts_insert_sql(job: str, attempts: str, with_ready: bool, by_attempt: b
     same = "j.attempts = g.attempt AND " if by_attempt else ""
     return (
         f"INSERT INTO {attempts} ({names}) SELECT {values} "
-        f"FROM {runs_table(with_ready, by_attempt)} JOIN {job} AS j ON j.id = g.job_id "
+        f"FROM {runs_table(with_ready, by_attempt)} STRAIGHT_JOIN {job} AS j ON j.id = g.job_id "
         f"WHERE {same}j.locked_by = %(a_worker)s AND j.state IN %(a_states)s AND NOT EXISTS "
         f"(SELECT 1 FROM {attempts} AS a WHERE a.job_id = g.job_id "
         "AND a.started_at = g.started_at)"
