@@ -25,7 +25,7 @@ CHARSET = "utf8mb4"
 #: Binary collations: equality byte for byte, as on PostgreSQL and SQLite. A case-insensitive
 #: one (the servers' defaults) would make ``ref="User-42"`` dedupe into ``"user-42"``.
 #: MariaDB has a binary NO PAD collation; MySQL 8's ``utf8mb4_bin`` still ignores trailing
-#: spaces (its NO PAD ``utf8mb4_0900_bin`` is not in MySQL 8.0.1–8.0.16, which we support).
+#: spaces (its NO PAD ``utf8mb4_0900_bin`` is not in MySQL 8.0.4–8.0.16, which we support).
 COLLATIONS = {"mariadb": "utf8mb4_nopad_bin", "mysql": "utf8mb4_bin"}
 #: MySQL/MariaDB's duplicate-key error.
 ER_DUP_ENTRY = 1062

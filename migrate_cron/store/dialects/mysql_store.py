@@ -59,15 +59,17 @@ class MySQLStore(Store):
         self._texts: dict[str, str] = {}
 
     def check_server(self, conn: Connection) -> None:
-        """SKIP LOCKED needs MySQL 8.0.1+ or MariaDB 10.6+."""
+        """SKIP LOCKED needs MySQL 8.0.1+ or MariaDB 10.6+; ``JSON_TABLE`` (the worker's
+        attempt history, ``mysql_statements.py``) MySQL 8.0.4+. Both predate MySQL 8's first
+        GA release (8.0.11)."""
         dialect = conn.dialect
         version = dialect.server_version_info or (0,)
         mariadb = bool(getattr(dialect, "is_mariadb", False))
-        if (mariadb and version < (10, 6)) or (not mariadb and version < (8, 0, 1)):
+        if (mariadb and version < (10, 6)) or (not mariadb and version < (8, 0, 4)):
             name = "MariaDB" if mariadb else "MySQL"
             raise UsageError(
-                f"{name} {'.'.join(map(str, version))} has no SKIP LOCKED; "
-                "migrate-cron needs MySQL 8.0.1+ or MariaDB 10.6+"
+                f"{name} {'.'.join(map(str, version))} has no SKIP LOCKED or JSON_TABLE; "
+                "migrate-cron needs MySQL 8.0.4+ or MariaDB 10.6+"
             )
 
     def _server_now(self) -> ColumnElement[datetime]:
