@@ -126,3 +126,23 @@ def test_a_batch_of_successes_is_two_statements_and_a_commit(mariadb_store: Stor
         event.remove(store.engine, "before_cursor_execute", statement)
     assert (sent, len(commits)) == (["UPDATE", "INSERT"], 1)
     assert all(len(store.attempts(i)) == 1 for i in ids)
+
+
+def test_a_claim_whose_window_another_holds_takes_the_next_rows(mariadb_store: Store) -> None:
+    """The first statement reads the first N ready rows without locking; rows another claim
+    holds (not yet committed) are skipped, and the scan of the claim index takes the next
+    ones, so concurrent claimers still get full batches and never the same row."""
+    store = mariadb_store
+    ids = [store.enqueue("k").job_id for _ in range(10)]
+    with store.transaction() as holding:
+        first = store._claim(holding, "w1", 4, 30.0, None)  # held, uncommitted
+        assert sorted(j.id for j in first) == ids[:4]
+        second = store.claim("w2", 4, lease=30.0)  # its window: the same 4 rows, all held
+        assert [j.id for j in second] == ids[4:8]
+        third = store.claim("w3", 5, lease=30.0)  # 2 left: both statements find them
+        assert [j.id for j in third] == ids[8:]
+    assert {j.id: j.locked_by for j in store.list_jobs(limit=20)} == {
+        **{i: "w1" for i in ids[:4]},
+        **{i: "w2" for i in ids[4:8]},
+        **{i: "w3" for i in ids[8:]},
+    }

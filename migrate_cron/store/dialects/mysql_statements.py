@@ -41,21 +41,60 @@ CLAIM_ARRAY = (
     "last_error",
     "output",
     "CAST(created_at AS CHAR)",
-    "CAST(UTC_TIMESTAMP(6) AS CHAR)",
 )
+#: The server's clock, the last value of each ``CLAIM_ARRAY`` row.
+CLAIM_NOW = "CAST(UTC_TIMESTAMP(6) AS CHAR)"
 
 
-def claim_select_sql(job: str, *, kinds: bool, exclude: bool) -> str:
-    """The ready jobs, oldest first, locked with SKIP LOCKED; parameters ``c_n`` and, when
-    asked for, ``c_kinds`` / ``c_exclude`` (sequences). ``job``: the quoted table name."""
+def _claimed_columns(alias: str) -> str:
+    """``JSON_ARRAY(…), payload`` of the table named ``alias`` in the statement."""
+    values = [
+        f"CAST({alias}.{c[5:]}" if c.startswith("CAST(") else f"{alias}.{c}" for c in CLAIM_ARRAY
+    ]
+    return f"JSON_ARRAY({', '.join(values)}, {CLAIM_NOW}), {alias}.payload"
+
+
+def _ready(kinds: bool, exclude: bool) -> str:
     ready = [f"state = '{JobState.OPEN.value}'", "run_at <= UTC_TIMESTAMP(6)"]
     if kinds:
         ready.append("kind IN %(c_kinds)s")
     if exclude:
         ready.append("kind NOT IN %(c_exclude)s")
+    return " AND ".join(ready)
+
+
+def claim_window_sql(job: str, *, kinds: bool, exclude: bool) -> str:
+    """The claim's first statement: the first ``c_n`` ready ids by a plain (non-locking)
+    read, in a derived table, then those rows locked by their key with SKIP LOCKED, their
+    state and time checked again under the lock. Parameters ``c_n`` and, when asked for,
+    ``c_kinds`` / ``c_exclude`` (sequences). ``job``: the quoted table name.
+
+    Why not one locking scan of the claim index (``claim_select_sql``): a claim moves its
+    rows out of ``state = 'open'``, which leaves delete-marked entries at the head of that
+    index range until InnoDB's purge removes them, and under a steady stream of claims purge
+    lags by thousands of rows. A locking read looks each of them up in the table
+    (``ANALYZE``: 20,000 pages read for 100 rows after 100 quick claims, 200 on a fresh
+    table); a plain read skips them inside the index. The server's CPU per claimed row:
+    37 → 7 µs. A derived table with LIMIT is never merged into the outer query, and a
+    locking read does not lock the rows a subquery reads (MySQL 8 and MariaDB alike). Rows
+    another claim holds are skipped: a claim that comes back short finishes with
+    ``claim_select_sql``."""
     return (
-        f"SELECT JSON_ARRAY({', '.join(CLAIM_ARRAY)}), payload FROM {job} "
-        f"WHERE {' AND '.join(ready)} "
+        f"SELECT {_claimed_columns('j')} FROM (SELECT id FROM {job} "
+        f"WHERE {_ready(kinds, exclude)} ORDER BY run_at, id LIMIT %(c_n)s) AS c "
+        f"STRAIGHT_JOIN {job} AS j ON j.id = c.id WHERE j.state = '{JobState.OPEN.value}' "
+        "AND j.run_at <= UTC_TIMESTAMP(6) FOR UPDATE SKIP LOCKED"
+    )
+
+
+def claim_select_sql(job: str, *, kinds: bool, exclude: bool, got: bool) -> str:
+    """The ready jobs, oldest first, locked with SKIP LOCKED, one scan of the claim index:
+    what ``claim_window_sql`` left (other claims held rows of its window, or fewer rows were
+    ready). Parameters as ``claim_window_sql``'s, and ``c_got`` (the ids it took, which this
+    transaction holds and SKIP LOCKED would return again) when ``got``."""
+    mine = " AND id NOT IN %(c_got)s" if got else ""
+    return (
+        f"SELECT {_claimed_columns('j')} FROM {job} AS j WHERE {_ready(kinds, exclude)}{mine} "
         "ORDER BY run_at, id LIMIT %(c_n)s FOR UPDATE SKIP LOCKED"
     )
 

@@ -37,6 +37,7 @@ from migrate_cron.store.dialects.mysql_statements import (
     attempts_params,
     claim_select_sql,
     claim_update_sql,
+    claim_window_sql,
     claimed,
     done_update_sql,
     jobs_from_claim,
@@ -203,24 +204,34 @@ class MySQLStore(Store):
         kinds: Sequence[str] | None,
         exclude: Sequence[str] = (),
     ) -> list[Job]:
-        """SELECT … FOR UPDATE SKIP LOCKED, then UPDATE the picked ids, in the caller's
-        transaction: two fixed texts (``mysql_statements.py``), built once per store, their
-        rows read by position. An injected clock (tests) keeps the Core version."""
+        """The ready rows locked (``claim_window_sql``, and ``claim_select_sql`` for what it
+        left), then UPDATE the picked ids, in the caller's transaction: fixed texts
+        (``mysql_statements.py``), built once per store, their rows read by position. An
+        injected clock (tests) keeps the Core version."""
         if self._clock is not None:
             return self._claim_core(conn, worker_id, n, lease, kinds, exclude)
-        shape = f"claim {bool(kinds)} {bool(exclude)}"
-        sql = self._text(
-            shape, lambda job: claim_select_sql(job, kinds=bool(kinds), exclude=bool(exclude))
-        )
+        shape = (bool(kinds), bool(exclude))
         params: dict[str, Any] = {"c_n": n}
         if kinds:
             params["c_kinds"] = list(kinds)
         if exclude:
             params["c_exclude"] = list(exclude)
-        rows = claimed(conn.exec_driver_sql(sql, params).fetchall())
+        window = self._text(
+            f"claim window {shape}",
+            lambda job: claim_window_sql(job, kinds=shape[0], exclude=shape[1]),
+        )
+        rows = claimed(conn.exec_driver_sql(window, params).fetchall())
+        if len(rows) < n:
+            got = [v[0] for v, _ in rows]
+            rest = self._text(
+                f"claim scan {shape} {bool(got)}",
+                lambda job: claim_select_sql(job, kinds=shape[0], exclude=shape[1], got=bool(got)),
+            )
+            params.update(c_n=n - len(rows), c_got=got)
+            rows += claimed(conn.exec_driver_sql(rest, params).fetchall())
         if not rows:
             return []
-        now = stamp(rows[0][0][-1])
+        now = stamp(rows[-1][0][-1])  # the last statement's clock: every row was ready then
         until = now + timedelta(seconds=lease)
         conn.exec_driver_sql(
             self._text("claim update", claim_update_sql),
