@@ -5,8 +5,7 @@ much less. Each round enqueues ``--jobs`` no-op jobs into a fresh database, runs
 to the end and reads the child's user + system CPU (``os.wait4``). A second run on an empty
 queue measures start-up and shutdown, which is subtracted. With ``--baseline DIR`` (another
 checkout's virtualenv ``bin``) the two commands alternate, round by round, on the same
-databases; the median of the rounds is reported. The same runs give the wall rate (done jobs
-over first start to last finish, as ``bench_worker.py`` reads it), printed beside the CPU.
+databases; the median of the rounds is reported.
 
     python bench/bench_worker_cpu.py [--jobs 20000] [--rounds 3]
         [--backends postgresql,mariadb,sqlite] [--baseline /path/to/.venv/bin]
@@ -26,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench_worker import analyze, database, fresh_store, span
+from bench_worker import analyze, database, fresh_store
 
 HANDLERS = """
 from migrate_cron.handlers import handler
@@ -59,9 +58,8 @@ def run_cpu(bin_dir: Path, url: str, work: Path, timeout: float = 900) -> float:
     return float(usage.ru_utime + usage.ru_stime)
 
 
-def one(bin_dir: Path, backend: str, jobs: int, work: Path) -> tuple[float, float]:
-    """Net CPU µs per job (a run over ``jobs`` minus a run over an empty queue), and the
-    run's wall rate in jobs/s."""
+def one(bin_dir: Path, backend: str, jobs: int, work: Path) -> float:
+    """Net CPU µs per job: a run over ``jobs`` minus a run over an empty queue."""
     with database(backend) as url:
         store = fresh_store(url)
         try:
@@ -69,10 +67,15 @@ def one(bin_dir: Path, backend: str, jobs: int, work: Path) -> tuple[float, floa
             store.enqueue_many("cpu-noop", [None] * jobs)
             analyze(store)
             full = run_cpu(bin_dir, url, work)
-            done, seconds = span(store)
+            with store.engine.connect() as conn:
+                from sqlalchemy import text
+
+                done = conn.execute(
+                    text(f"SELECT count(*) FROM {store.tables.job.name} WHERE state = 'done'")
+                ).scalar_one()
             if done != jobs:
                 raise SystemExit(f"{done} of {jobs} jobs done; see {work}")
-            return (full - empty) / jobs * 1e6, done / seconds
+            return (full - empty) / jobs * 1e6
         finally:
             store.drop_schema()
             store.dispose()
@@ -90,18 +93,15 @@ def main() -> None:
     if args.baseline:
         bins = {"base": args.baseline, **bins}
     results: dict[str, dict[str, list[float]]] = {}
-    rates: dict[str, dict[str, list[float]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         (work / "bench_cpu_jobs.py").write_text(HANDLERS)
-        for r in range(args.rounds):  # rounds outermost: the backends' wall rates interleave
-            for backend in args.backends.split(","):
+        for backend in args.backends.split(","):
+            for r in range(args.rounds):
                 for name, bin_dir in bins.items():
-                    us, rate = one(bin_dir, backend, args.jobs, work)
+                    us = one(bin_dir, backend, args.jobs, work)
                     results.setdefault(backend, {}).setdefault(name, []).append(us)
-                    rates.setdefault(backend, {}).setdefault(name, []).append(rate)
-                    print(f"{backend} round {r + 1} {name}: {us:.0f} µs/job, {rate:,.0f} jobs/s",
-                          flush=True)  # fmt: skip
+                    print(f"{backend} round {r + 1} {name}: {us:.0f} µs/job", flush=True)
     print()
     print("| database | " + " | ".join(f"{n} µs/job (median; rounds)" for n in bins) + " |")
     print("|---|" + "---:|" * len(bins))
@@ -110,17 +110,8 @@ def main() -> None:
             f"{statistics.median(v):.0f} ({', '.join(f'{x:.0f}' for x in v)})" for v in by.values()
         ]
         print(f"| {backend} | " + " | ".join(cells) + " |")
-    print()
-    print("| database | " + " | ".join(f"{n} jobs/s (median; rounds)" for n in bins) + " |")
-    print("|---|" + "---:|" * len(bins))
-    for backend, by in rates.items():
-        cells = [
-            f"{statistics.median(v):,.0f} ({', '.join(f'{x:,.0f}' for x in v)})"
-            for v in by.values()
-        ]
-        print(f"| {backend} | " + " | ".join(cells) + " |")
     if args.json:
-        args.json.write_text(json.dumps({"cpu_us": results, "jobs_per_s": rates}, indent=1))
+        args.json.write_text(json.dumps(results, indent=1))
 
 
 if __name__ == "__main__":
