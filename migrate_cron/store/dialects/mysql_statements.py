@@ -64,10 +64,12 @@ def _ready(kinds: bool, exclude: bool) -> str:
 
 
 def claim_window_sql(job: str, *, kinds: bool, exclude: bool) -> str:
-    """The claim's first statement: the first ``c_n`` ready ids by a plain (non-locking)
-    read, in a derived table, then those rows locked by their key with SKIP LOCKED, their
-    state and time checked again under the lock. Parameters ``c_n`` and, when asked for,
-    ``c_kinds`` / ``c_exclude`` (sequences). ``job``: the quoted table name.
+    """The claim's first statement: the first ``c_window`` ready ids by a plain
+    (non-locking) read, in a derived table, then up to ``c_n`` of those rows locked by their
+    key with SKIP LOCKED, their state and time checked again under the lock. Parameters
+    ``c_n``, ``c_window`` (twice ``c_n``: a second worker claiming at the same moment finds
+    its batch past the first one's) and, when asked for, ``c_kinds`` / ``c_exclude``
+    (sequences). ``job``: the quoted table name.
 
     Why not one locking scan of the claim index (``claim_select_sql``): a claim moves its
     rows out of ``state = 'open'``, which leaves delete-marked entries at the head of that
@@ -76,14 +78,16 @@ def claim_window_sql(job: str, *, kinds: bool, exclude: bool) -> str:
     (``ANALYZE``: 20,000 pages read for 100 rows after 100 quick claims, 200 on a fresh
     table); a plain read skips them inside the index. The server's CPU per claimed row:
     37 → 7 µs. A derived table with LIMIT is never merged into the outer query, and a
-    locking read does not lock the rows a subquery reads (MySQL 8 and MariaDB alike). Rows
-    another claim holds are skipped: a claim that comes back short finishes with
+    locking read does not lock the rows a subquery reads (MySQL 8 and MariaDB alike). The
+    outer query has no ORDER BY, so it reads the window in its order and stops, locked,
+    at ``c_n`` rows (a sort would read, and lock, the whole window first). Rows another
+    claim holds are skipped: a claim that comes back short finishes with
     ``claim_select_sql``."""
     return (
         f"SELECT {_claimed_columns('j')} FROM (SELECT id FROM {job} "
-        f"WHERE {_ready(kinds, exclude)} ORDER BY run_at, id LIMIT %(c_n)s) AS c "
+        f"WHERE {_ready(kinds, exclude)} ORDER BY run_at, id LIMIT %(c_window)s) AS c "
         f"STRAIGHT_JOIN {job} AS j ON j.id = c.id WHERE j.state = '{JobState.OPEN.value}' "
-        "AND j.run_at <= UTC_TIMESTAMP(6) FOR UPDATE SKIP LOCKED"
+        "AND j.run_at <= UTC_TIMESTAMP(6) LIMIT %(c_n)s FOR UPDATE SKIP LOCKED"
     )
 
 

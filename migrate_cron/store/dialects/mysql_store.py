@@ -211,7 +211,7 @@ class MySQLStore(Store):
         if self._clock is not None:
             return self._claim_core(conn, worker_id, n, lease, kinds, exclude)
         shape = (bool(kinds), bool(exclude))
-        params: dict[str, Any] = {"c_n": n}
+        params: dict[str, Any] = {"c_n": n, "c_window": 2 * n}
         if kinds:
             params["c_kinds"] = list(kinds)
         if exclude:
