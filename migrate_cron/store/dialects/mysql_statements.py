@@ -165,16 +165,23 @@ def done_update_sql(job: str) -> str:
     )
 
 
+#: A text column of ``runs_table``. Its character set is stated: left out, it is the
+#: database's default, and on a ``latin1`` database every character beyond Latin-1 became
+#: ``?`` inside ``JSON_TABLE``, silently (``tests/faults/test_latin1_database.py``).
+RUN_TEXT = "LONGTEXT CHARACTER SET utf8mb4"
+
+
 def runs_table(with_ready: bool, with_attempt: bool) -> str:
     """``JSON_TABLE`` over the ``j_rows`` parameter (``runs_json``), one row per run: job_id,
     [attempt,] started_at, finished_at, exit_code, error, output_tail[, ready_at]. Text
-    columns are LONGTEXT, so a value too long for its column fails the INSERT (strict mode) as
-    a plain insert would, rather than being cut here."""
+    columns are LONGTEXT in utf8mb4 (``RUN_TEXT``), so a value too long for its column, or
+    one its column's character set cannot hold, fails the INSERT (strict mode) as a plain
+    insert would, rather than being cut or replaced here."""
     names = ["job_id BIGINT"]
     if with_attempt:
         names.append("attempt INT")
     names += ["started_at DATETIME(6)", "finished_at DATETIME(6)", "exit_code INT"]
-    names += ["error LONGTEXT", "output_tail LONGTEXT"]
+    names += [f"error {RUN_TEXT}", f"output_tail {RUN_TEXT}"]
     if with_ready:
         names.append("ready_at DATETIME(6)")
     columns = ", ".join(f"{name} PATH '$[{i}]'" for i, name in enumerate(names))
