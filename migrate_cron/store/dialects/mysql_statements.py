@@ -63,43 +63,50 @@ def _ready(kinds: bool, exclude: bool) -> str:
     return " AND ".join(ready)
 
 
-def claim_window_sql(job: str, *, kinds: bool, exclude: bool) -> str:
-    """The claim's first statement: the first ``c_window`` ready ids by a plain
-    (non-locking) read, in a derived table, then up to ``c_n`` of those rows locked by their
-    key with SKIP LOCKED, their state and time checked again under the lock. Parameters
-    ``c_n``, ``c_window`` (twice ``c_n``: a second worker claiming at the same moment finds
-    its batch past the first one's) and, when asked for, ``c_kinds`` / ``c_exclude``
-    (sequences). ``job``: the quoted table name.
+def claim_window_sql(job: str, *, kinds: bool, exclude: bool, got: bool = False) -> str:
+    """The claim: the first ``c_window`` ready ids by a plain (non-locking) read, in a derived
+    table, then up to ``c_n`` of those rows locked by their key with SKIP LOCKED, their state
+    and time checked again under the lock. Parameters ``c_n``, ``c_window`` and, when asked
+    for, ``c_kinds`` / ``c_exclude`` (sequences) and ``c_got`` (``got``: the ids this
+    transaction took already, which SKIP LOCKED would return again). ``job``: the quoted
+    table name.
 
-    Why not one locking scan of the claim index (``claim_select_sql``): a claim moves its
-    rows out of ``state = 'open'``, which leaves delete-marked entries at the head of that
-    index range until InnoDB's purge removes them, and under a steady stream of claims purge
-    lags by thousands of rows. A locking read looks each of them up in the table
-    (``ANALYZE``: 20,000 pages read for 100 rows after 100 quick claims, 200 on a fresh
-    table); a plain read skips them inside the index. The server's CPU per claimed row:
-    37 → 7 µs. A derived table with LIMIT is never merged into the outer query, and a
-    locking read does not lock the rows a subquery reads (MySQL 8 and MariaDB alike). The
-    outer query has no ORDER BY, so it reads the window in its order and stops, locked,
-    at ``c_n`` rows (a sort would read, and lock, the whole window first). Rows another
-    claim holds are skipped: a claim that comes back short finishes with
-    ``claim_select_sql``."""
+    Why not a locking scan of the claim index: a claim moves its rows out of ``state =
+    'open'``, which leaves delete-marked entries at the head of that index range until
+    InnoDB's purge removes them, and under a steady stream of claims purge lags by thousands
+    of rows. A locking read looks each of them up in the table (``ANALYZE``: 20,000 pages read
+    for 100 rows after 100 quick claims, 200 on a fresh table); a plain read skips them
+    inside the index. The server's CPU per claimed row: 37 → 7 µs. And rows are only ever
+    locked by their key: a locking scan also locks the claim index's entries of rows it
+    skips, the very entries another claimer's UPDATE must change — with both kinds of claim
+    in one server, two claimers deadlocked on each other's entries (the four-process test
+    in ``tests/store/test_concurrency.py``). A derived table with LIMIT is never merged into
+    the outer query, and a locking read does not lock the rows a subquery reads (MySQL 8
+    and MariaDB alike). The outer query has no ORDER BY, so it reads the window in its order
+    and stops, locked, at ``c_n`` rows (a sort would read, and lock, the whole window
+    first). Rows another claim holds are skipped; a claim that comes back short looks again
+    once, past the rows it took, over a wider window (``_claim``)."""
+    mine = " AND id NOT IN %(c_got)s" if got else ""
     return (
         f"SELECT {_claimed_columns('j')} FROM (SELECT id FROM {job} "
-        f"WHERE {_ready(kinds, exclude)} ORDER BY run_at, id LIMIT %(c_window)s) AS c "
+        f"WHERE {_ready(kinds, exclude)}{mine} ORDER BY run_at, id LIMIT %(c_window)s) AS c "
         f"STRAIGHT_JOIN {job} AS j ON j.id = c.id WHERE j.state = '{JobState.OPEN.value}' "
         "AND j.run_at <= UTC_TIMESTAMP(6) LIMIT %(c_n)s FOR UPDATE SKIP LOCKED"
     )
 
 
-def claim_select_sql(job: str, *, kinds: bool, exclude: bool, got: bool) -> str:
-    """The ready jobs, oldest first, locked with SKIP LOCKED, one scan of the claim index:
-    what ``claim_window_sql`` left (other claims held rows of its window, or fewer rows were
-    ready). Parameters as ``claim_window_sql``'s, and ``c_got`` (the ids it took, which this
-    transaction holds and SKIP LOCKED would return again) when ``got``."""
-    mine = " AND id NOT IN %(c_got)s" if got else ""
+def enqueue_sql(job: str) -> str:
+    """One ready job without a ref (``Store.enqueue``): parameters ``e_kind``, ``e_payload``
+    (JSON text), ``e_max_attempts``, ``e_run_at`` (naive UTC, or None: ``e_delay``
+    microseconds after the server's now), ``e_scheduled_for``. The values the portable
+    ``_insert_job`` writes, in one text the server parses from the statement cache's view
+    alone; the new id is the driver's last insert id."""
     return (
-        f"SELECT {_claimed_columns('j')} FROM {job} AS j WHERE {_ready(kinds, exclude)}{mine} "
-        "ORDER BY run_at, id LIMIT %(c_n)s FOR UPDATE SKIP LOCKED"
+        f"INSERT INTO {job} (kind, payload, state, attempts, max_attempts, run_at, "
+        "scheduled_for, created_at) VALUES (%(e_kind)s, %(e_payload)s, "
+        f"'{JobState.OPEN.value}', 0, %(e_max_attempts)s, COALESCE(%(e_run_at)s, "
+        "TIMESTAMPADD(MICROSECOND, %(e_delay)s, UTC_TIMESTAMP(6))), %(e_scheduled_for)s, "
+        "UTC_TIMESTAMP(6))"
     )
 
 

@@ -35,11 +35,11 @@ from migrate_cron.store.dialects.mysql_statements import (
     DONE_OUTCOME,
     attempts_insert_sql,
     attempts_params,
-    claim_select_sql,
     claim_update_sql,
     claim_window_sql,
     claimed,
     done_update_sql,
+    enqueue_sql,
     jobs_from_claim,
     runs_json,
     stamp,
@@ -130,6 +130,40 @@ class MySQLStore(Store):
             type_=BigInteger,
         )
 
+    def _insert_job(
+        self,
+        conn: Connection,
+        kind: str,
+        payload: Any,
+        ref: str | None,
+        run_at: datetime | None,
+        delay: float | None,
+        max_attempts: int,
+        scheduled_for: datetime | None,
+    ) -> Any | None:
+        """A job without a ref: one INSERT, a fixed text built once per store
+        (``enqueue_sql``), the id from the driver's last insert id. The portable version
+        builds and compiles a Core INSERT with the values on every call: 480 µs of client
+        CPU an enqueue here, most of the call. With a ref (insert-if-absent under a
+        SAVEPOINT) or an injected clock (tests), the portable version."""
+        if ref is not None or self._clock is not None:
+            return super()._insert_job(
+                conn, kind, payload, ref, run_at, delay, max_attempts, scheduled_for
+            )
+        stamp_of = UTCDateTime().process_bind_param  # aware -> naive UTC; naive refused
+        dialect = conn.dialect
+        params = {
+            "e_kind": kind,
+            "e_payload": json.dumps(payload),
+            "e_max_attempts": max_attempts,
+            "e_run_at": stamp_of(run_at, dialect),
+            "e_delay": round((delay or 0.0) * 1_000_000),
+            "e_scheduled_for": stamp_of(scheduled_for, dialect),
+        }
+        new_id = conn.exec_driver_sql(self._text("enqueue", enqueue_sql), params).lastrowid
+        self._notify(conn, kind)
+        return new_id
+
     def _insert_if_absent(
         self, conn: Connection, table: Any, values: dict[str, Any], keys: Sequence[str]
     ) -> Any | None:
@@ -204,9 +238,12 @@ class MySQLStore(Store):
         kinds: Sequence[str] | None,
         exclude: Sequence[str] = (),
     ) -> list[Job]:
-        """The ready rows locked (``claim_window_sql``, and ``claim_select_sql`` for what it
-        left), then UPDATE the picked ids, in the caller's transaction: fixed texts
-        (``mysql_statements.py``), built once per store, their rows read by position. An
+        """The ready rows locked by their key (``claim_window_sql``), then UPDATE the picked
+        ids, in the caller's transaction: fixed texts (``mysql_statements.py``), built once
+        per store, their rows read by position. The first window is twice the batch (a
+        second worker claiming at the same moment finds its batch past the first one's); a
+        claim that comes back short (other claims hold rows of the window, or fewer are
+        ready) looks once more past what it took, over ``WIDER`` times the batch. An
         injected clock (tests) keeps the Core version."""
         if self._clock is not None:
             return self._claim_core(conn, worker_id, n, lease, kinds, exclude)
@@ -217,18 +254,18 @@ class MySQLStore(Store):
         if exclude:
             params["c_exclude"] = list(exclude)
         window = self._text(
-            f"claim window {shape}",
+            f"claim window {shape} False",
             lambda job: claim_window_sql(job, kinds=shape[0], exclude=shape[1]),
         )
         rows = claimed(conn.exec_driver_sql(window, params).fetchall())
         if len(rows) < n:
             got = [v[0] for v, _ in rows]
-            rest = self._text(
-                f"claim scan {shape} {bool(got)}",
-                lambda job: claim_select_sql(job, kinds=shape[0], exclude=shape[1], got=bool(got)),
+            again = self._text(
+                f"claim window {shape} {bool(got)}",
+                lambda job: claim_window_sql(job, kinds=shape[0], exclude=shape[1], got=bool(got)),
             )
-            params.update(c_n=n - len(rows), c_got=got)
-            rows += claimed(conn.exec_driver_sql(rest, params).fetchall())
+            params.update(c_n=n - len(rows), c_window=WIDER * n, c_got=got)
+            rows += claimed(conn.exec_driver_sql(again, params).fetchall())
         if not rows:
             return []
         now = stamp(rows[-1][0][-1])  # the last statement's clock: every row was ready then
@@ -383,6 +420,10 @@ class MySQLStore(Store):
         )
         return [(r[0], int(r[1]) + 1) for r in rows]
 
+
+#: The second look of a short claim reads this many times the batch: past rows that other
+#: claims of the moment hold (each at most a batch), without a locking scan.
+WIDER = 8
 
 #: Payload text per multi-row INSERT (JSON, ASCII-escaped: characters are bytes), well under
 #: MariaDB's default 16 MiB ``max_allowed_packet`` (MySQL 8's 64 MiB).
