@@ -73,3 +73,39 @@ def test_enqueue_many_cuts_a_batch_of_big_payloads_under_the_packet_limit(
         stored = conn.execute(select(job.c.payload).order_by(job.c.id)).scalars().all()
     assert [p["n"] for p in stored] == list(range(200))
     assert all(len(p["blob"]) == 100_000 for p in stored)
+
+
+def test_enqueue_one_job_writes_what_the_portable_insert_wrote(mariadb_store: Store) -> None:
+    """``enqueue`` without a ref is one fixed INSERT text on MariaDB: the same values as the
+    Core INSERT it replaced — the server's clock for ``run_at`` and ``created_at``, a delay
+    on that clock, given times in UTC, the payload as JSON (None as JSON null)."""
+    from datetime import UTC, datetime, timedelta, timezone
+
+    store = mariadb_store
+    now = store.db_now()
+    paris = timezone(timedelta(hours=1))
+    at = datetime(2031, 5, 6, 7, 8, 9, 123456, tzinfo=paris)
+    slot = datetime(2031, 5, 6, 6, 0, tzinfo=UTC)
+    plain = store.enqueue("k", {"text": "✓ é"})
+    later = store.enqueue("k", None, delay=90, max_attempts=7)
+    given = store.enqueue("k", [1, 2], run_at=at, scheduled_for=slot)
+    assert plain.created and later.created and given.created
+    job = store.tables.job
+    with store.engine.connect() as conn:
+        rows = {
+            r.id: r
+            for r in conn.execute(
+                select(job.c.id, job.c.payload, job.c.state, job.c.attempts, job.c.max_attempts,
+                       job.c.run_at, job.c.scheduled_for, job.c.created_at, job.c.ref)
+            )
+        }  # fmt: skip
+    a, b, c = rows[plain.job_id], rows[later.job_id], rows[given.job_id]
+    assert (a.payload, a.state, a.attempts, a.ref, a.scheduled_for) == (
+        {"text": "✓ é"}, JobState.OPEN, 0, None, None
+    )  # fmt: skip
+    assert a.run_at == a.created_at and abs(a.created_at - now) < timedelta(minutes=1)
+    assert b.payload is None and b.max_attempts == 7
+    assert b.run_at - b.created_at == timedelta(seconds=90)
+    assert c.payload == [1, 2] and c.run_at == at and c.scheduled_for == slot
+    with pytest.raises(Exception, match="naive datetime"):
+        store.enqueue("k", None, run_at=datetime(2031, 1, 1))
