@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import (
@@ -30,9 +30,7 @@ from sqlalchemy import (
     Connection,
     Engine,
     Select,
-    bindparam,
     insert,
-    literal,
     select,
 )
 from sqlalchemy import exc as sa_exc
@@ -40,6 +38,7 @@ from sqlalchemy import exc as sa_exc
 from migrate_cron.clock import Clock
 from migrate_cron.config import mask_url
 from migrate_cron.errors import DatabaseUnavailable, DataRefused, SchemaMissing
+from migrate_cron.store.clock_sql import DatabaseClock
 from migrate_cron.store.deadline import WATCHDOG
 from migrate_cron.store.dialects import dialect_for
 from migrate_cron.store.dialects.entry import READONLY_OPTION
@@ -48,7 +47,7 @@ from migrate_cron.store.models import (
     Job,
     JobState,
 )
-from migrate_cron.store.schema import UTCDateTime, build_tables
+from migrate_cron.store.schema import build_tables
 from migrate_cron.store.tables import Tables
 
 if TYPE_CHECKING:
@@ -73,7 +72,7 @@ class Listener:
         return None
 
 
-class StoreBase:
+class StoreBase(DatabaseClock):
     """Engine, transactions, error translation and the dialect hooks every operation uses."""
 
     family = "generic"
@@ -97,53 +96,6 @@ class StoreBase:
         self._slot_writer: SlotWrite | None = None
 
     # ------------------------------------------------------------------ dialect hooks
-    def now_sql(self) -> ColumnElement[datetime]:
-        """Current time on the database's clock, as a SQL expression."""
-        if self._clock is not None:
-            return literal(self._clock.now(), UTCDateTime())
-        return self._server_now()
-
-    def reusable_now(self) -> ColumnElement[datetime]:
-        """``now_sql`` for a statement built once and run many times. Where "now" is a value
-        bound when the statement is built (an injected clock; SQLite, whose ``_server_now``
-        is this process's clock), every run would write the build's time: there it is the
-        parameter ``f_now``, which ``reusable_now_params`` fills at each run."""
-        if self._clock is None and self.dialect.server_clock:
-            return self._server_now()
-        return bindparam("f_now", type_=UTCDateTime())
-
-    def reusable_now_params(self) -> dict[str, Any]:
-        """The parameters ``reusable_now`` needs for one run (none where the database reads
-        its own clock)."""
-        if self._clock is not None:
-            return {"f_now": self._clock.now()}
-        if not self.dialect.server_clock:
-            return {"f_now": datetime.now(UTC)}
-        return {}
-
-    def after_sql(self, seconds: float) -> ColumnElement[datetime]:
-        """``now + seconds`` on the database's clock."""
-        if self._clock is not None:
-            return literal(self._clock.now() + timedelta(seconds=seconds), UTCDateTime())
-        return self._server_after(seconds)
-
-    def hour_sql(self) -> ColumnElement[datetime]:
-        """The start of the current UTC hour on the database's clock (a tally's period)."""
-        if self._clock is not None:
-            from migrate_cron.store.slot_write import hour_of
-
-            return literal(hour_of(self._clock.now()), UTCDateTime())
-        return self._server_hour()
-
-    def _server_now(self) -> ColumnElement[datetime]:
-        raise NotImplementedError
-
-    def _server_hour(self) -> ColumnElement[datetime]:
-        raise NotImplementedError
-
-    def _server_after(self, seconds: float) -> ColumnElement[datetime]:
-        raise NotImplementedError
-
     def _conflict_insert(self, table: Any) -> Any:
         """The dialect's INSERT construct with ``on_conflict_do_update`` (PostgreSQL, SQLite);
         a dialect without one overrides the upserts that use it instead."""
