@@ -23,26 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench_worker import HANDLERS, analyze, database, fresh_store, run_workers, span
-
-
-def rate(bin_dir: Path, backend: str, jobs: int, processes: int, work: Path) -> float:
-    """Jobs/s of ``processes`` workers with their defaults over ``jobs`` no-op jobs."""
-    with database(backend) as url:
-        store = fresh_store(url)
-        try:
-            store.enqueue_many("bench-noop", [None] * jobs)
-            analyze(store)
-            cmd = [str(bin_dir / "migrate-cron"), "worker", "--database-url", url]
-            cmd += ["--table-prefix", "bw_", "--once", "--import", "bench_worker_jobs"]
-            run_workers([cmd] * processes, work)
-            count, seconds = span(store)
-            if count != jobs:
-                raise SystemExit(f"{count} of {jobs} jobs done; see {work}")
-            return jobs / seconds
-        finally:
-            store.drop_schema()
-            store.dispose()
+from bench_worker import HANDLERS, bench_noop
 
 
 def main() -> None:
@@ -69,7 +50,8 @@ def main() -> None:
             for processes in counts:
                 for backend in order:
                     for name, bin_dir in bins.items():
-                        got = rate(bin_dir, backend, args.jobs, processes, work)
+                        cli = str(bin_dir / "migrate-cron")
+                        got = bench_noop(backend, args.jobs, processes, work, (), cli)
                         results.setdefault((name, processes), {}).setdefault(backend, [])
                         results[(name, processes)][backend].append(got)
                         print(f"round {r + 1} {name} {processes}p {backend}: {got:,.0f}/s")

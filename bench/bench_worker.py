@@ -134,8 +134,8 @@ def done_count(store: Store) -> int:
         )
 
 
-def worker_cmd(url: str, *args: str) -> list[str]:
-    return [CLI, "worker", "--database-url", url, "--table-prefix", "bw_", *args]
+def worker_cmd(url: str, *args: str, cli: str = CLI) -> list[str]:
+    return [cli, "worker", "--database-url", url, "--table-prefix", "bw_", *args]
 
 
 def run_workers(cmds: list[list[str]], cwd: Path, timeout: float = 600) -> None:
@@ -177,25 +177,25 @@ def wait_until(check: Callable[[], Any], timeout: float, what: str) -> Any:
 
 
 # ---------------------------------------------------------------------------- benchmarks
-def bench_noop(backend: str, jobs: int, processes: int, work: Path) -> float:
+#: The flags of the tuned no-op figure ("## worker"); ``bench_backends.py`` passes none.
+TUNED = ("--concurrency", "1", "--batch", "100")
+
+
+def bench_noop(
+    backend: str, jobs: int, processes: int, work: Path, flags: tuple[str, ...] = TUNED,
+    cli: str = CLI,
+) -> float:  # fmt: skip
+    """Jobs/s of ``processes`` workers (``cli``, with ``flags``) over ``jobs`` no-op jobs."""
     with database(backend) as url:
         store = fresh_store(url)
         try:
             store.enqueue_many("bench-noop", [None] * jobs)
             analyze(store)
-            cmd = worker_cmd(
-                url,
-                "--once",
-                "--import",
-                "bench_worker_jobs",
-                "--concurrency",
-                "1",
-                "--batch",
-                "100",
-            )
+            cmd = worker_cmd(url, "--once", "--import", "bench_worker_jobs", *flags, cli=cli)
             run_workers([cmd] * processes, work)
             count, seconds = span(store)
-            assert count == jobs, (count, jobs)
+            if count != jobs:
+                raise SystemExit(f"{count} of {jobs} jobs done; see {work}")
             return jobs / seconds
         finally:
             store.drop_schema()

@@ -6,13 +6,15 @@ with its history, the history of other outcomes — as fixed texts built once pe
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, select, update
+from sqlalchemy import Connection
 
 from migrate_cron.store.dialects.mysql_statements import (
+    CLOCK_NOW,
     DONE_OUTCOME,
+    SERVER_NOW,
     attempts_insert_sql,
     attempts_params,
     claim_update_sql,
@@ -56,25 +58,28 @@ class ClaimingStore(Store):
         second worker claiming at the same moment finds its batch past the first one's); a
         claim that comes back short (other claims hold rows of the window, or fewer are
         ready) looks once more past what it took, over ``WIDER`` times the batch. An
-        injected clock (tests) keeps the Core version."""
-        if self._clock is not None:
-            return self._claim_core(conn, worker_id, n, lease, kinds, exclude)
-        shape = (bool(kinds), bool(exclude))
+        injected clock (tests) is the parameter ``c_clock`` in the same texts."""
+        clock = SERVER_NOW if self._clock is None else CLOCK_NOW
+        shape = (bool(kinds), bool(exclude), clock)
         params: dict[str, Any] = {"c_n": n, "c_window": 2 * n}
+        if self._clock is not None:
+            params["c_clock"] = self._clock.now().astimezone(UTC).replace(tzinfo=None)
         if kinds:
             params["c_kinds"] = list(kinds)
         if exclude:
             params["c_exclude"] = list(exclude)
         window = self._text(
             f"claim window {shape} False",
-            lambda job: claim_window_sql(job, kinds=shape[0], exclude=shape[1]),
+            lambda job: claim_window_sql(job, kinds=shape[0], exclude=shape[1], now=clock),
         )
         rows = claimed(conn.exec_driver_sql(window, params).fetchall())
         if len(rows) < n:
             got = [v[0] for v, _ in rows]
             again = self._text(
                 f"claim window {shape} {bool(got)}",
-                lambda job: claim_window_sql(job, kinds=shape[0], exclude=shape[1], got=bool(got)),
+                lambda job: claim_window_sql(
+                    job, kinds=shape[0], exclude=shape[1], got=bool(got), now=clock
+                ),
             )
             params.update(c_n=n - len(rows), c_window=WIDER * n, c_got=got)
             rows += claimed(conn.exec_driver_sql(again, params).fetchall())
@@ -92,64 +97,6 @@ class ClaimingStore(Store):
             },
         )
         return jobs_from_claim(rows, worker_id, now, until)
-
-    def _claim_core(
-        self,
-        conn: Connection,
-        worker_id: str,
-        n: int,
-        lease: float,
-        kinds: Sequence[str] | None,
-        exclude: Sequence[str] = (),
-    ) -> list[Job]:
-        """The claim built with Core, on the store's clock (``now_sql``)."""
-        job = self.tables.job
-        c = job.c
-        rows = conn.execute(
-            select(
-                c.id,
-                c.kind,
-                c.ref,
-                c.payload,
-                c.attempts,
-                c.max_attempts,
-                c.run_at,
-                c.scheduled_for,
-                c.last_error,
-                c.output,
-                c.created_at,
-                self.now_sql().label("_now"),
-            )
-            .where(*self._ready_filter(kinds, exclude))
-            .order_by(job.c.run_at, job.c.id)
-            .limit(n)
-            .with_for_update(skip_locked=True)
-        ).all()
-        if not rows:
-            return []
-        now = rows[0]._now
-        if isinstance(now, datetime) and now.tzinfo is None:
-            now = now.replace(tzinfo=UTC)
-        until = now + timedelta(seconds=lease)
-        ids = [r.id for r in rows]
-        conn.execute(
-            update(job)
-            .where(job.c.id.in_(ids))
-            .values(
-                state=JobState.RUNNING,
-                attempts=job.c.attempts + 1,
-                locked_by=worker_id,
-                locked_until=until,
-                started_at=now,
-                finished_at=None,
-            )
-        )
-        running = JobState.RUNNING
-        return [
-            Job(r[0], r[1], r[2], r[3], running, r[4] + 1, r[5], r[6], r[7], worker_id, until,
-                r[8], r[9], r[10], now, None)
-            for r in rows
-        ]  # fmt: skip
 
     def _complete_in_one(
         self,
@@ -191,10 +138,7 @@ class ClaimingStore(Store):
         runs: Mapping[int, AttemptRun],
     ) -> int:
         """One ``INSERT … SELECT`` from the runs as a JSON parameter (``JSON_TABLE``), where
-        the portable path reads the job rows and the runs present first. An injected clock
-        (tests) keeps the portable path."""
-        if self._clock is not None:
-            return super()._insert_attempts(conn, worker_id, outcome, states, runs)
+        the portable path reads the job rows and the runs present first."""
         ready = self._has_console(conn)
         params = attempts_params(runs_json(runs, ready), worker_id, outcome, states)
         return int(conn.exec_driver_sql(self._attempts_sql(ready, False), params).rowcount)

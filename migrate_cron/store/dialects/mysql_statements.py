@@ -42,20 +42,22 @@ CLAIM_ARRAY = (
     "output",
     "CAST(created_at AS CHAR)",
 )
-#: The server's clock, the last value of each ``CLAIM_ARRAY`` row.
-CLAIM_NOW = "CAST(UTC_TIMESTAMP(6) AS CHAR)"
+#: "Now" in the claim: the server's clock, or (``CLOCK_NOW``) an injected clock's reading as
+#: the parameter ``c_clock`` — the same text either way, so tests run the claim users run.
+SERVER_NOW = "UTC_TIMESTAMP(6)"
+CLOCK_NOW = "CAST(%(c_clock)s AS DATETIME(6))"
 
 
-def _claimed_columns(alias: str) -> str:
+def _claimed_columns(alias: str, now: str) -> str:
     """``JSON_ARRAY(…), payload`` of the table named ``alias`` in the statement."""
     values = [
         f"CAST({alias}.{c[5:]}" if c.startswith("CAST(") else f"{alias}.{c}" for c in CLAIM_ARRAY
     ]
-    return f"JSON_ARRAY({', '.join(values)}, {CLAIM_NOW}), {alias}.payload"
+    return f"JSON_ARRAY({', '.join(values)}, CAST({now} AS CHAR)), {alias}.payload"
 
 
-def _ready(kinds: bool, exclude: bool) -> str:
-    ready = [f"state = '{JobState.OPEN.value}'", "run_at <= UTC_TIMESTAMP(6)"]
+def _ready(kinds: bool, exclude: bool, now: str) -> str:
+    ready = [f"state = '{JobState.OPEN.value}'", f"run_at <= {now}"]
     if kinds:
         ready.append("kind IN %(c_kinds)s")
     if exclude:
@@ -63,13 +65,15 @@ def _ready(kinds: bool, exclude: bool) -> str:
     return " AND ".join(ready)
 
 
-def claim_window_sql(job: str, *, kinds: bool, exclude: bool, got: bool = False) -> str:
+def claim_window_sql(
+    job: str, *, kinds: bool, exclude: bool, got: bool = False, now: str = SERVER_NOW
+) -> str:
     """The claim: the first ``c_window`` ready ids by a plain (non-locking) read, in a derived
     table, then up to ``c_n`` of those rows locked by their key with SKIP LOCKED, their state
     and time checked again under the lock. Parameters ``c_n``, ``c_window`` and, when asked
     for, ``c_kinds`` / ``c_exclude`` (sequences) and ``c_got`` (``got``: the ids this
-    transaction took already, which SKIP LOCKED would return again). ``job``: the quoted
-    table name.
+    transaction took already, which SKIP LOCKED would return again), ``c_clock`` with
+    ``now=CLOCK_NOW``. ``job``: the quoted table name; each row ends with ``now`` as text.
 
     Why not a locking scan of the claim index: a claim moves its rows out of ``state =
     'open'``, which leaves delete-marked entries at the head of that index range until
@@ -88,10 +92,10 @@ def claim_window_sql(job: str, *, kinds: bool, exclude: bool, got: bool = False)
     once, past the rows it took, over a wider window (``_claim``)."""
     mine = " AND id NOT IN %(c_got)s" if got else ""
     return (
-        f"SELECT {_claimed_columns('j')} FROM (SELECT id FROM {job} "
-        f"WHERE {_ready(kinds, exclude)}{mine} ORDER BY run_at, id LIMIT %(c_window)s) AS c "
-        f"STRAIGHT_JOIN {job} AS j ON j.id = c.id WHERE j.state = '{JobState.OPEN.value}' "
-        "AND j.run_at <= UTC_TIMESTAMP(6) LIMIT %(c_n)s FOR UPDATE SKIP LOCKED"
+        f"SELECT {_claimed_columns('j', now)} FROM (SELECT id FROM {job} "
+        f"WHERE {_ready(kinds, exclude, now)}{mine} ORDER BY run_at, id LIMIT %(c_window)s) "
+        f"AS c STRAIGHT_JOIN {job} AS j ON j.id = c.id WHERE j.state = "
+        f"'{JobState.OPEN.value}' AND j.run_at <= {now} LIMIT %(c_n)s FOR UPDATE SKIP LOCKED"
     )
 
 
