@@ -72,7 +72,7 @@ class StallingProxy:
                     if not data:
                         return
                     peers[s].sendall(data)
-        except OSError:
+        except (OSError, ValueError):  # ValueError: a socket the cut closed under select()
             return
         finally:
             for s in (client, server):
