@@ -6,10 +6,12 @@ worker --once`` with no tuning flag, 1 (and with ``--processes 1,2``, 2) process
 jobs divided by the time from the first ``started_at`` to the last ``finished_at`` (as
 bench_worker.py). The backends' order rotates from round to round, so none always runs first.
 ``--baseline BIN`` (another virtualenv's ``bin``) runs that checkout's command too, right after
-this one, for before/after in the same run.
+this one, for before/after in the same run. ``--outcome failed``: jobs whose handler raises,
+one attempt each, for the finisher's failure path.
 
     python bench/bench_backends.py [--jobs 20000] [--rounds 3] [--processes 1,2]
         [--backends postgresql,mariadb,sqlite] [--baseline /path/to/.venv/bin]
+        [--outcome done|failed]
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ def main() -> None:
     p.add_argument("--processes", default="1")
     p.add_argument("--backends", default="postgresql,mariadb,sqlite")
     p.add_argument("--baseline", type=Path, help="the bin directory of another virtualenv")
+    p.add_argument("--outcome", choices=("done", "failed"), default="done")
     args = p.parse_args()
     bins = {"this": Path(sys.executable).parent}
     if args.baseline:
@@ -51,12 +54,15 @@ def main() -> None:
                 for backend in order:
                     for name, bin_dir in bins.items():
                         cli = str(bin_dir / "migrate-cron")
-                        got = bench_noop(backend, args.jobs, processes, work, (), cli)
+                        got = bench_noop(backend, args.jobs, processes, work, (), cli, args.outcome)
                         results.setdefault((name, processes), {}).setdefault(backend, [])
                         results[(name, processes)][backend].append(got)
                         print(f"round {r + 1} {name} {processes}p {backend}: {got:,.0f}/s")
                         loads.append(os.getloadavg()[0])
-    print(f"\n1-minute load average {min(loads):.1f}–{max(loads):.1f}; {args.jobs:,} jobs\n")
+    print(
+        f"\n1-minute load average {min(loads):.1f}–{max(loads):.1f}; {args.jobs:,} jobs, "
+        f"each ending {args.outcome}\n"
+    )
     print("| checkout | processes | " + " | ".join(backends) + " | ratio to postgresql |")
     print("|---|---:|" + "---:|" * len(backends) + "---|")
     for (name, processes), by in results.items():

@@ -71,6 +71,7 @@ PARTS = {
     "owned_jobs": "heartbeat",
     "complete": "finish",
     "fail": "finish",
+    "fail_many": "finish",
     "release": "finish",
     "fenced_out": "finish",
     "_record_attempts": "attempt history",

@@ -56,6 +56,10 @@ def noop(payload, ctx):
 @handler("bench-latency")
 def latency(payload, ctx):
     return repr(time.time())
+
+@handler("bench-fail")
+def fail(payload, ctx):
+    raise RuntimeError("bench: fails on purpose")
 """
 REGISTRY = '[jobs.bench-true]\ncommand = "/bin/true"\n'
 
@@ -109,15 +113,17 @@ def analyze(store: Store) -> None:
         )
 
 
-def span(store: Store) -> tuple[int, float]:
-    """Done jobs and seconds from the first start to the last finish (benchmark-only SQL)."""
+def span(store: Store, state: str = "done") -> tuple[int, float]:
+    """Jobs in ``state`` (done) and seconds from the first start to the last finish
+    (benchmark-only SQL)."""
     job = store.tables.job.name
     with store.engine.connect() as conn:
         row = conn.execute(
             text(
                 f"SELECT count(*), min(started_at), max(finished_at) FROM {job} "
-                "WHERE state = 'done'"
-            )
+                "WHERE state = :state"
+            ),
+            {"state": state},
         ).one()
     count, first, last = row
     if isinstance(first, str):
@@ -183,17 +189,20 @@ TUNED = ("--concurrency", "1", "--batch", "100")
 
 def bench_noop(
     backend: str, jobs: int, processes: int, work: Path, flags: tuple[str, ...] = TUNED,
-    cli: str = CLI,
+    cli: str = CLI, outcome: str = "done",
 ) -> float:  # fmt: skip
-    """Jobs/s of ``processes`` workers (``cli``, with ``flags``) over ``jobs`` no-op jobs."""
+    """Jobs/s of ``processes`` workers (``cli``, with ``flags``) over ``jobs`` no-op jobs;
+    with ``outcome`` "failed", jobs whose handler raises, one attempt each (each run ends
+    the job ``failed``: the finisher's failure path, without the retries' waits)."""
+    kind, attempts = ("bench-fail", 1) if outcome == "failed" else ("bench-noop", 5)
     with database(backend) as url:
         store = fresh_store(url)
         try:
-            store.enqueue_many("bench-noop", [None] * jobs)
+            store.enqueue_many(kind, [None] * jobs, max_attempts=attempts)
             analyze(store)
             cmd = worker_cmd(url, "--once", "--import", "bench_worker_jobs", *flags, cli=cli)
             run_workers([cmd] * processes, work)
-            count, seconds = span(store)
+            count, seconds = span(store, outcome)
             if count != jobs:
                 raise SystemExit(f"{count} of {jobs} jobs done; see {work}")
             return jobs / seconds

@@ -17,7 +17,7 @@ from sqlalchemy import ColumnElement, Connection, and_, bindparam, case, select,
 from migrate_cron.store.claim import ClaimOps
 from migrate_cron.store.enqueue import EnqueueOps
 from migrate_cron.store.fence import FenceColumns, not_recorded
-from migrate_cron.store.models import AttemptRun, ReapResult
+from migrate_cron.store.models import AttemptRun, Failure, ReapResult
 from migrate_cron.store.storable import storable
 from migrate_cron.vocabulary import AFTER_FAILURE_STATES, AttemptOutcome, JobState
 
@@ -194,23 +194,9 @@ class JobOps(EnqueueOps, ClaimOps):
         the new state, None if fenced out. ``then``: (kind, max_attempts) enqueued in the same
         transaction if it is ``failed``."""
         job = self.tables.job
-        spent: Any = true() if terminal else job.c.attempts >= job.c.max_attempts
-        fence = self._fence_columns.attempt_of(worker_id, attempt)
         with self.transaction() as conn:
-            res = conn.execute(
-                update(job)
-                .where(job.c.id == job_id, fence)
-                .values(
-                    state=case((spent, JobState.FAILED), else_=JobState.OPEN),
-                    locked_by=worker_id,
-                    run_at=case((spent, job.c.run_at), else_=self.after_sql(retry_in)),
-                    finished_at=case((spent, self.now_sql()), else_=None),
-                    locked_until=None,
-                    last_error=storable(error),
-                    output=storable(output),
-                )
-            )
-            if res.rowcount != 1:
+            failure = Failure(job_id, attempt, error, retry_in, output, terminal, run)
+            if not self._fail_update(conn, worker_id, failure):
                 return None
             if run is not None:
                 self._record_attempts(
@@ -219,6 +205,61 @@ class JobOps(EnqueueOps, ClaimOps):
             if then:
                 self._enqueue_next(conn, worker_id, JobState.FAILED, {job_id: then})
             return str(conn.execute(select(job.c.state).where(job.c.id == job_id)).scalar_one())
+
+    def fail_many(self, worker_id: str, failures: Sequence[Failure]) -> dict[int, str | None]:
+        """``fail`` for each of ``failures`` (none with a ``then``): job id → its new state,
+        None if fenced out. Where the dialect can (``_fail_in_one``), the batch and its history
+        are one statement; else one transaction: an UPDATE per job, then the history and the
+        new states of the written ones, one statement each — where each job was a transaction
+        of three statements."""
+        states: dict[int, str | None] = {f.job_id: None for f in failures}
+        if len(failures) > 1 and self._clock is None:
+            one = self._fail_in_one(worker_id, failures)
+            if one is not None:
+                return one
+        job = self.tables.job
+        with self.transaction() as conn:
+            written = [f for f in failures if self._fail_update(conn, worker_id, f)]
+            if not written:
+                return states
+            runs = {f.job_id: f.run for f in written if f.run is not None}
+            if runs:
+                self._record_attempts(
+                    conn, worker_id, AttemptOutcome.FAILED, AFTER_FAILURE_STATES, runs
+                )
+            ids = [f.job_id for f in written]
+            for job_id, state in conn.execute(
+                select(job.c.id, job.c.state).where(self._ids_match(ids))
+            ):
+                states[int(job_id)] = str(state)
+        return states
+
+    def _fail_update(self, conn: Connection, worker_id: str, failure: Failure) -> bool:
+        """``fail``'s fenced UPDATE of one job; True if it was written."""
+        job = self.tables.job
+        spent: Any = true() if failure.terminal else job.c.attempts >= job.c.max_attempts
+        fence = self._fence_columns.attempt_of(worker_id, failure.attempt)
+        res = conn.execute(
+            update(job)
+            .where(job.c.id == failure.job_id, fence)
+            .values(
+                state=case((spent, JobState.FAILED), else_=JobState.OPEN),
+                locked_by=worker_id,
+                run_at=case((spent, job.c.run_at), else_=self.after_sql(failure.retry_in)),
+                finished_at=case((spent, self.now_sql()), else_=None),
+                locked_until=None,
+                last_error=storable(failure.error),
+                output=storable(failure.output),
+            )
+        )
+        return bool(res.rowcount == 1)
+
+    def _fail_in_one(
+        self, worker_id: str, failures: Sequence[Failure]
+    ) -> dict[int, str | None] | None:
+        """A dialect's way to write a batch of failures with their history in one statement
+        (PostgreSQL's ``fail_statement``); None: not here, the batch's transaction."""
+        return None
 
     def release(
         self, worker_id: str, ids: Sequence[int], attempts: Mapping[int, int] | None = None

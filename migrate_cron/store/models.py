@@ -167,6 +167,20 @@ class AttemptRun:
 
 
 @dataclass(frozen=True, slots=True)
+class Failure:
+    """One failed attempt as the finisher hands it to ``fail_many``: the arguments of
+    ``fail`` for one job, so that a batch of them can be written together."""
+
+    job_id: int
+    attempt: int | None
+    error: str
+    retry_in: float = 0.0
+    output: str | None = None
+    terminal: bool = False
+    run: AttemptRun | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Attempt:
     """One row of the ``job_attempts`` history (``jobs show``)."""
 

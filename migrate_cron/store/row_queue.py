@@ -50,7 +50,7 @@ from sqlalchemy import (
 
 from migrate_cron.errors import ConfigError, SchemaMissing
 from migrate_cron.store.fence import FenceColumns, not_recorded
-from migrate_cron.store.models import AttemptRun, Job, ReapResult
+from migrate_cron.store.models import AttemptRun, Failure, Job, ReapResult
 from migrate_cron.store.row_queue_quiet import RowQueueQuiet
 from migrate_cron.store.rows import CLAIM_COLUMNS, RowClaim
 from migrate_cron.store.schema import UTCDateTime
@@ -283,6 +283,23 @@ class RowQueue(RowQueueQuiet):
                 return None
             now = conn.execute(select(self._status).where(self._key == job_id)).scalar_one()
         return JobState.FAILED if _same(now, spec.failed) else JobState.OPEN
+
+    def fail_many(self, worker_id: str, failures: Sequence[Failure]) -> dict[int, str | None]:
+        """``fail`` for each row, one transaction each (a business table has no history to
+        write with it)."""
+        return {
+            f.job_id: self.fail(
+                worker_id,
+                f.job_id,
+                f.error,
+                retry_in=f.retry_in,
+                output=f.output,
+                terminal=f.terminal,
+                run=f.run,
+                attempt=f.attempt,
+            )
+            for f in failures
+        }
 
     def release(
         self, worker_id: str, ids: Sequence[int], attempts: Mapping[int, int] | None = None

@@ -40,7 +40,7 @@ from datetime import datetime
 from typing import NamedTuple
 
 from migrate_cron.store.base import describe_error
-from migrate_cron.store.models import AttemptRun, Job
+from migrate_cron.store.models import AttemptRun, Failure, Job
 from migrate_cron.store.storable import escaped
 from migrate_cron.worker.inflight import Ledger
 from migrate_cron.worker.log import WorkerLog
@@ -262,21 +262,34 @@ class Finisher(threading.Thread):
             )
             if written < len(done):
                 self._log_dropped(DONE, ran)
+        failures: list[Failure] = []
         for job_id, attempt, outcome, ready_at in items:
-            if outcome.status == FAILED:
-                state = store.fail(
-                    me,
-                    job_id,
-                    outcome.error or "failed",
-                    retry_in=outcome.retry_in,
-                    output=outcome.output,
-                    terminal=outcome.terminal,
-                    then=outcome.then,
-                    run=attempt_run(outcome, ready_at),
-                    attempt=attempt,
-                )
-                if state is None:
-                    self._log_dropped(FAILED, {job_id: attempt})
+            if outcome.status != FAILED:
+                continue
+            run = attempt_run(outcome, ready_at)
+            error = outcome.error or "failed"
+            if not outcome.then:  # written together below
+                retry_in, output, terminal = outcome.retry_in, outcome.output, outcome.terminal
+                failures.append(Failure(job_id, attempt, error, retry_in, output, terminal, run))
+                continue
+            state = store.fail(
+                me,
+                job_id,
+                error,
+                retry_in=outcome.retry_in,
+                output=outcome.output,
+                terminal=outcome.terminal,
+                then=outcome.then,
+                run=run,
+                attempt=attempt,
+            )
+            if state is None:
+                self._log_dropped(FAILED, {job_id: attempt})
+        if failures:
+            states = store.fail_many(me, failures)
+            dropped = {f.job_id: attempts[f.job_id] for f in failures if not states.get(f.job_id)}
+            if dropped:
+                self._log_dropped(FAILED, dropped)
         if released:
             store.release(me, released, attempts={i: attempts[i] for i in released})
         self._ledger.settle(item.job_id for item in items)

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from migrate_cron.store.base import Listener
-from migrate_cron.store.models import AttemptRun, Job, ReapResult
+from migrate_cron.store.models import AttemptRun, Failure, Job, ReapResult
 from migrate_cron.store.workers import WorkerInfo
 
 
@@ -73,6 +73,8 @@ class WorkSource(Protocol):
         run: AttemptRun | None = None,
         attempt: int | None = None,
     ) -> str | None: ...
+
+    def fail_many(self, worker_id: str, failures: Sequence[Failure]) -> dict[int, str | None]: ...
 
     def release(
         self, worker_id: str, ids: Sequence[int], attempts: Mapping[int, int] | None = None

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from migrate_cron.store import Store
-from migrate_cron.store.models import AttemptRun
+from migrate_cron.store.models import AttemptRun, Failure
 
 
 def _reaped(store: Store, max_attempts: int) -> int:
@@ -148,3 +148,35 @@ def test_a_batch_with_its_history_lands_only_where_the_attempt_holds(store: Stor
     assert store.complete("w1", [reaped, taken, held], runs=runs, attempts=attempts) == 0
     if store.attempts_enabled():
         assert len(store.attempts(reaped)) == len(store.attempts(held)) == 1
+
+
+def test_a_batch_of_failures_lands_only_where_the_attempt_holds(store: Store) -> None:
+    """``fail_many`` (PostgreSQL: one statement with the history): each failure is fenced by
+    its own attempt — it lands on a job the reaper reopened or shelved and on one still held,
+    not on one another attempt took over; written again, nothing changes."""
+    taken = _reaped(store, max_attempts=3)
+    [again] = store.claim("w2", 1, lease=30)
+    assert again.id == taken
+    held = store.enqueue("k").job_id
+    [mine] = store.claim("w1", 1, lease=30)
+    assert mine.id == held
+    shelved = _reaped(store, max_attempts=1)  # its last attempt: the reaper failed it
+    reopened = _reaped(store, max_attempts=3)  # last: a later claim would take it again
+    now = datetime.now(UTC)
+    run = AttemptRun(started_at=now, finished_at=now, exit_code=1, error="exit 1")
+    failures = [
+        Failure(job_id, 1, "exit 1", retry_in=3600, run=run)
+        for job_id in (reopened, shelved, taken, held)
+    ]
+    states = store.fail_many("w1", failures)
+    assert states == {reopened: "open", shelved: "failed", taken: None, held: "open"}
+    rows = {j.id: (j.state, j.locked_by) for j in store.list_jobs()}
+    assert rows[taken] == ("running", "w2")
+    assert rows[reopened] == rows[held] == ("open", "w1") and rows[shelved] == ("failed", "w1")
+    if store.attempts_enabled():
+        for job_id in (reopened, shelved, held):
+            assert [(a.attempt, a.outcome) for a in store.attempts(job_id)] == [(1, "failed")]
+        assert store.attempts(taken) == []
+    assert set(store.fail_many("w1", failures).values()) == {None}
+    if store.attempts_enabled():
+        assert sum(len(store.attempts(j)) for j in (reopened, shelved, held)) == 3

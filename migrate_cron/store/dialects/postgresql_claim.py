@@ -17,13 +17,12 @@ from typing import Any
 
 from sqlalchemy import Connection, Table, select, update
 
-from migrate_cron.store.dialects.postgresql_statements import (
-    attempt_row,
-    batch_rows,
-    done_statement,
-)
-from migrate_cron.store.models import AttemptRun, Job
+from migrate_cron.store.dialects.postgresql_finish import done_statement, fail_row, fail_statement
+from migrate_cron.store.dialects.postgresql_statements import attempt_row, batch_rows
+from migrate_cron.store.fence import FenceColumns
+from migrate_cron.store.models import AttemptRun, Failure, Job
 from migrate_cron.store.store import Store
+from migrate_cron.store.tables import Tables
 from migrate_cron.vocabulary import JobState
 
 #: The RETURNING list, in ``Job``'s field order (``jobs_from_rows`` reads it by position).
@@ -184,16 +183,57 @@ class ClaimingStore(Store):
         UPDATE, the history's INSERT and COMMIT were four."""
         if len(runs) != len(ids) or any(i not in runs or i not in attempts for i in ids):
             return None
+
+        def rows(ready: bool) -> list[list[Any]]:
+            return [[int(i), attempts[i], *attempt_row(runs[i], ready)] for i in ids]
+
+        result = self._finish_in_one("done", done_statement, worker_id, rows)
+        return None if result is None else int(result[0][0])
+
+    def _fail_in_one(
+        self, worker_id: str, failures: Sequence[Failure]
+    ) -> dict[int, str | None] | None:
+        """A batch of failures and their history in one statement on its own
+        (``fail_statement``): one round trip where each failed job was a transaction of
+        three statements. Each job's new state, None where the fence kept it out. Every
+        failure needs its run and its attempt (the fence of a JSON row)."""
+        runs = [(f, f.run) for f in failures if f.attempt is not None]
+        if len(runs) != len(failures) or any(run is None for _, run in runs):
+            return None
+
+        def rows(ready: bool) -> list[list[Any]]:
+            return [
+                [f.job_id, f.attempt, *attempt_row(run, ready), *fail_row(f)]
+                for f, run in runs
+                if run is not None
+            ]
+
+        result = self._finish_in_one("fail", fail_statement, worker_id, rows)
+        if result is None:
+            return None
+        states: dict[int, str | None] = {f.job_id: None for f in failures}
+        states.update((int(job_id), str(state)) for job_id, state in result)
+        return states
+
+    def _finish_in_one(
+        self,
+        name: str,
+        build: Callable[[Tables, FenceColumns, bool], Any],
+        worker_id: str,
+        rows: Callable[[bool], list[list[Any]]],
+    ) -> list[Any] | None:
+        """Run a finishing statement of ``postgresql_finish.py`` on its own (autocommit) and
+        return its rows; None where the history table is missing (the caller's transaction
+        writes without it). ``rows(ready)``: the JSON rows, with ``ready_at`` or not."""
         with self._autocommit() as conn:
             if not self._has_attempts(conn):
                 return None
             ready = self._has_console(conn)
             stmt = self._statement(
-                f"done {ready}", lambda: done_statement(self.tables, self._fence_columns, ready)
+                f"{name} {ready}", lambda: build(self.tables, self._fence_columns, ready)
             )
-            rows = [[int(i), attempts[i], *attempt_row(runs[i], ready)] for i in ids]
-            params = {**batch_rows(rows), "f_worker": worker_id}
-            return int(conn.execute(stmt, params).scalar_one())
+            params = {**batch_rows(rows(ready)), "f_worker": worker_id}
+            return list(conn.execute(stmt, params).all())
 
     def _statement(self, name: str, build: Callable[[], Any]) -> Any:
         """A statement built once per store (it depends only on the table prefix): building a

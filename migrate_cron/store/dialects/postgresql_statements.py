@@ -12,7 +12,6 @@ from typing import Any
 
 from sqlalchemy import (
     BigInteger,
-    BindParameter,
     ColumnElement,
     Integer,
     Interval,
@@ -26,7 +25,6 @@ from sqlalchemy import (
     literal_column,
     select,
     true,
-    update,
 )
 from sqlalchemy.dialects.postgresql import ARRAY, JSON, JSONB
 from sqlalchemy.dialects.postgresql import insert as pg_insert
@@ -34,12 +32,11 @@ from sqlalchemy.sql.selectable import Subquery
 from sqlalchemy.types import TypeEngine
 
 from migrate_cron.store.attempts import OUTPUT_TAIL
-from migrate_cron.store.fence import FenceColumns
 from migrate_cron.store.models import AttemptRun
 from migrate_cron.store.schema import UTCDateTime
 from migrate_cron.store.storable import storable
 from migrate_cron.store.tables import Tables
-from migrate_cron.vocabulary import AttemptOutcome, JobState
+from migrate_cron.vocabulary import JobState
 
 
 def enqueue_statement(tables: Tables) -> Any:
@@ -306,46 +303,3 @@ def attempt_row(run: AttemptRun, with_ready: bool) -> list[Any]:
 def payload_json(payload: Any) -> str | None:
     """A payload as JSON text for ``jsonb``; no payload stays NULL."""
     return None if payload is None else json.dumps(payload, ensure_ascii=False)
-
-
-def done_statement(tables: Tables, fence: FenceColumns, with_ready: bool) -> Any:
-    """A batch of successes and their history in one statement, run on its own (autocommit):
-    ``WITH given AS (the runs, one JSON parameter), done AS (UPDATE job … FROM given WHERE
-    <the fence of each row's attempt> RETURNING …), ins AS (INSERT INTO job_attempts …
-    SELECT … FROM given JOIN done … WHERE NOT EXISTS …) SELECT count(*) FROM done``. The
-    history is written for exactly the rows the UPDATE wrote (a data-modifying CTE's rows
-    are only seen through its RETURNING), in the same statement, so both land or neither.
-    The runs (``done_rows``): job id, attempt, started, finished, exit code, error, output
-    tail[, ready]; parameters ``f_worker``, ``j_rows``."""
-    job, att = tables.job, tables.attempts
-    given = batch(**run_columns(attempt=True, ready=with_ready)).element.cte("given")
-    worker: BindParameter[Any] = bindparam("f_worker", type_=Text())
-    done = (
-        update(job)
-        .where(job.c.id == given.c.job_id, fence.attempt_of(worker, given.c.attempt))
-        .values(
-            state=JobState.DONE,
-            locked_by=worker,
-            finished_at=func.now(),
-            locked_until=None,
-            last_error=None,
-        )
-        .returning(job.c.id, job.c.kind, job.c.attempts)
-        .cte("done")
-    )
-    present = (
-        select(att.c.id)
-        .where(att.c.job_id == given.c.job_id, att.c.started_at == given.c.started_at)
-        .exists()
-    )
-    values: list[Any] = [given.c.job_id, done.c.kind, done.c.attempts, worker]
-    values += [given.c.started_at, given.c.finished_at, literal(str(AttemptOutcome.DONE))]
-    values += [given.c.exit_code, given.c.error, given.c.output_tail]
-    names = ["job_id", "kind", "attempt", "worker", "started_at", "finished_at", "outcome"]
-    names += ["exit_code", "error", "output_tail"]
-    if with_ready:
-        values.append(given.c.ready_at)
-        names.append("ready_at")
-    source = select(*values).select_from(given.join(done, done.c.id == given.c.job_id))
-    inserted = insert(att).from_select(names, source.where(~present)).cte("ins")
-    return select(func.count()).select_from(done).add_cte(inserted)
