@@ -86,6 +86,8 @@ class StoreBase(DatabaseClock):
         self._clock = clock
         #: ``complete``'s fenced UPDATE, built on first use (``JobOps._done_statement``).
         self._done_update: Any = None
+        #: ``fail``'s fenced UPDATE, built on first use (``JobOps._fail_statement``).
+        self._fail_update: Any = None
         self.url_safe = mask_url(engine.url.render_as_string(hide_password=True))
         #: Whether the optional ``job_attempts`` table exists; None until first asked.
         self._attempts_table: bool | None = None

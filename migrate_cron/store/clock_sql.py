@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import ColumnElement, bindparam, literal
+from sqlalchemy import BigInteger, BindParameter, ColumnElement, bindparam, literal
 
 from migrate_cron.store.schema import UTCDateTime
 
@@ -37,6 +37,22 @@ class DatabaseClock:
         if self._clock is None and self.dialect.server_clock:
             return self._server_now()
         return bindparam("f_now", type_=UTCDateTime())
+
+    def reusable_after(self) -> ColumnElement[datetime]:
+        """``after_sql`` for a statement built once: the delay is the parameter ``f_after_us``
+        (whole microseconds) added on the database's clock, or, where "now" is a bound value
+        (``reusable_now``), the time itself, ``f_after``. ``reusable_after_params`` fills it."""
+        if self._clock is None and self.dialect.server_clock:
+            return self._server_after_param(bindparam("f_after_us", type_=BigInteger()))
+        return bindparam("f_after", type_=UTCDateTime())
+
+    def reusable_after_params(self, seconds: float) -> dict[str, Any]:
+        """The parameter ``reusable_after`` needs for ``seconds`` from now."""
+        if self._clock is not None:
+            return {"f_after": self._clock.now() + timedelta(seconds=seconds)}
+        if not self.dialect.server_clock:
+            return {"f_after": datetime.now(UTC) + timedelta(seconds=seconds)}
+        return {"f_after_us": round(seconds * 1_000_000)}
 
     def reusable_now_params(self) -> dict[str, Any]:
         """The parameters ``reusable_now`` needs for one run (none where the database reads
@@ -68,4 +84,7 @@ class DatabaseClock:
         raise NotImplementedError
 
     def _server_after(self, seconds: float) -> ColumnElement[datetime]:
+        raise NotImplementedError
+
+    def _server_after_param(self, micros: BindParameter[int]) -> ColumnElement[datetime]:
         raise NotImplementedError

@@ -12,7 +12,18 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, and_, bindparam, case, select, true, update
+from sqlalchemy import (
+    Boolean,
+    ColumnElement,
+    Connection,
+    Text,
+    and_,
+    bindparam,
+    case,
+    or_,
+    select,
+    update,
+)
 
 from migrate_cron.store.claim import ClaimOps
 from migrate_cron.store.enqueue import EnqueueOps
@@ -196,7 +207,7 @@ class JobOps(EnqueueOps, ClaimOps):
         job = self.tables.job
         with self.transaction() as conn:
             failure = Failure(job_id, attempt, error, retry_in, output, terminal, run)
-            if not self._fail_update(conn, worker_id, failure):
+            if not self._fail_one(conn, worker_id, failure):
                 return None
             if run is not None:
                 self._record_attempts(
@@ -219,7 +230,7 @@ class JobOps(EnqueueOps, ClaimOps):
                 return one
         job = self.tables.job
         with self.transaction() as conn:
-            written = [f for f in failures if self._fail_update(conn, worker_id, f)]
+            written = [f for f in failures if self._fail_one(conn, worker_id, f)]
             if not written:
                 return states
             runs = {f.job_id: f.run for f in written if f.run is not None}
@@ -234,25 +245,46 @@ class JobOps(EnqueueOps, ClaimOps):
                 states[int(job_id)] = str(state)
         return states
 
-    def _fail_update(self, conn: Connection, worker_id: str, failure: Failure) -> bool:
-        """``fail``'s fenced UPDATE of one job; True if it was written."""
-        job = self.tables.job
-        spent: Any = true() if failure.terminal else job.c.attempts >= job.c.max_attempts
-        fence = self._fence_columns.attempt_of(worker_id, failure.attempt)
-        res = conn.execute(
-            update(job)
-            .where(job.c.id == failure.job_id, fence)
-            .values(
-                state=case((spent, JobState.FAILED), else_=JobState.OPEN),
-                locked_by=worker_id,
-                run_at=case((spent, job.c.run_at), else_=self.after_sql(failure.retry_in)),
-                finished_at=case((spent, self.now_sql()), else_=None),
-                locked_until=None,
-                last_error=storable(failure.error),
-                output=storable(failure.output),
-            )
-        )
+    def _fail_one(self, conn: Connection, worker_id: str, failure: Failure) -> bool:
+        """``fail``'s fenced UPDATE of one job; True if it was written. The statement is built
+        once per store (``_fail_statement``): built per call, it cost as much client CPU as
+        its round trip to MariaDB (~0.7 ms)."""
+        params = {
+            "f_id": failure.job_id,
+            "f_worker": worker_id,
+            "f_terminal": failure.terminal,
+            "f_error": storable(failure.error),
+            "f_output": storable(failure.output),
+            **self.reusable_after_params(failure.retry_in),
+            **self.reusable_now_params(),
+        }
+        if failure.attempt is not None:
+            params["f_attempt"] = failure.attempt
+        res = conn.execute(self._fail_statement()(failure.attempt is not None), params)
         return bool(res.rowcount == 1)
+
+    def _fail_statement(self) -> Callable[[bool], Any]:
+        """``fail``'s UPDATE with every value a parameter: back to ``open`` at ``f_after``, or
+        ``failed`` when ``f_terminal`` or the attempts are spent (``fence.fenced_update``)."""
+        if self._fail_update is None:
+            job = self.tables.job
+            spent = or_(
+                bindparam("f_terminal", type_=Boolean()), job.c.attempts >= job.c.max_attempts
+            )
+            values = {
+                "state": case((spent, JobState.FAILED), else_=JobState.OPEN),
+                "locked_by": bindparam("f_worker"),
+                "run_at": case((spent, job.c.run_at), else_=self.reusable_after()),
+                "finished_at": case((spent, self.reusable_now()), else_=None),
+                "locked_until": None,
+                "last_error": bindparam("f_error", type_=Text()),
+                "output": bindparam("f_output", type_=Text()),
+            }
+            self._fail_update = self._fence_columns.fenced_update(
+                job, job.c.id == bindparam("f_id"), values
+            )
+        statement: Callable[[bool], Any] = self._fail_update
+        return statement
 
     def _fail_in_one(
         self, worker_id: str, failures: Sequence[Failure]

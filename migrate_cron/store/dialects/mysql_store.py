@@ -15,6 +15,7 @@ from typing import Any
 
 from sqlalchemy import (
     BigInteger,
+    BindParameter,
     ColumnElement,
     Connection,
     Float,
@@ -69,6 +70,14 @@ class MySQLStore(ClaimingStore):
         stmt = mysql_insert(table).values(values)
         conn.execute(
             stmt.on_duplicate_key_update({"count": table.c["count"] + stmt.inserted["count"]})
+        )
+
+    def _server_after_param(self, micros: BindParameter[int]) -> ColumnElement[datetime]:
+        return func.timestampadd(
+            literal_column("MICROSECOND"),
+            micros,
+            literal_column("UTC_TIMESTAMP(6)"),
+            type_=UTCDateTime(),
         )
 
     def _server_after(self, seconds: float) -> ColumnElement[datetime]:

@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlalchemy import (
     BigInteger,
+    BindParameter,
     ColumnElement,
     Connection,
     Float,
@@ -81,6 +82,10 @@ class PostgresStore(ClaimingStore):
 
     def _server_after(self, seconds: float) -> ColumnElement[datetime]:
         return (func.now() + literal(timedelta(seconds=seconds))).cast(UTCDateTime())
+
+    def _server_after_param(self, micros: BindParameter[int]) -> ColumnElement[datetime]:
+        seconds = cast(micros, Float()) / 1_000_000
+        return (func.now() + func.make_interval(0, 0, 0, 0, 0, 0, seconds)).cast(UTCDateTime())
 
     def _server_hour(self) -> ColumnElement[datetime]:
         """Whole hours since the epoch: ``date_trunc`` would cut in the session's time zone."""
