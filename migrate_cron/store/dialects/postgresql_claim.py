@@ -197,15 +197,14 @@ class ClaimingStore(Store):
         (``fail_statement``): one round trip where each failed job was a transaction of
         three statements. Each job's new state, None where the fence kept it out. Every
         failure needs its run and its attempt (the fence of a JSON row)."""
-        runs = [(f, f.run) for f in failures if f.attempt is not None]
-        if len(runs) != len(failures) or any(run is None for _, run in runs):
+        runs = {f.job_id: f.run for f in failures if f.attempt is not None and f.run}
+        if len(runs) != len(failures):
             return None
 
         def rows(ready: bool) -> list[list[Any]]:
             return [
-                [f.job_id, f.attempt, *attempt_row(run, ready), *fail_row(f)]
-                for f, run in runs
-                if run is not None
+                [f.job_id, f.attempt, *attempt_row(runs[f.job_id], ready), *fail_row(f)]
+                for f in failures
             ]
 
         result = self._finish_in_one("fail", fail_statement, worker_id, rows)
