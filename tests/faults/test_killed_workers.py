@@ -3,7 +3,7 @@ thousands of jobs run. Nothing is lost, nothing is left running, and every repea
 paid for by a kill.
 
 The bound we assert, and why: a worker holds at most ``capacity`` unfinished jobs
-(claimed or running: ``concurrency + batch`` when a batch waits beside the threads, see
+(claimed or running: ``concurrency + 2 × batch`` when batches wait beside the threads, see
 ``ClaimSize.capacity``), and its ledger at most twice that counting runs finished but not
 yet written (``Ledger.room``). Only a job that a worker held when it died can run again, so
 
@@ -28,6 +28,7 @@ from pathlib import Path
 import pytest
 
 from migrate_cron.store import Store
+from migrate_cron.worker.claim_size import ClaimSize
 from tests.faults.procs import (
     Fleet,
     Proc,
@@ -41,7 +42,7 @@ from tests.faults.procs import (
 WORKERS = 4
 CONCURRENCY = 4
 BATCH = 8
-CAPACITY = CONCURRENCY + BATCH
+CAPACITY = ClaimSize(CONCURRENCY, BATCH).capacity  # concurrency + 2 x batch (test_claim_size)
 HELD = 2 * CAPACITY  # unfinished jobs plus runs finished but not yet written
 WORKER_ARGS = [
     "worker",

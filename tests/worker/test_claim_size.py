@@ -26,7 +26,7 @@ def test_short_runs_grow_the_batch_up_to_the_ceiling() -> None:
     assert size.batch == 4  # not seen often enough yet
     size.observe("tiny", 0.001)
     assert size.batch == CEILING
-    assert size.capacity == 4 + CEILING and size.refill_at == CEILING
+    assert size.capacity == 4 + 2 * CEILING and size.refill_at == CEILING
     middling = ClaimSize(4)
     for _ in range(MIN_RUNS):
         middling.observe("m", 0.05)
@@ -78,8 +78,8 @@ def test_a_fixed_batch_never_changes_and_claims_any_kind() -> None:
     size = ClaimSize(2, batch=50)
     for seconds in (0.001, 40.0, 0.0):
         size.observe("k", seconds)
-    assert (size.batch, size.capacity, size.refill_at) == (50, 52, 50)
-    assert size.plan(room=52, free=0, claimable=["k"]) == ClaimPlan(50, 0, ())
+    assert (size.batch, size.capacity, size.refill_at) == (50, 102, 50)
+    assert size.plan(room=102, free=0, claimable=["k"]) == ClaimPlan(50, 0, ())
     assert ClaimSize(4, batch=2).capacity == 4 and ClaimSize(4, batch=2).refill_at == 1
     assert ClaimSize(4, batch=None).adaptive and not ClaimSize(4, batch=8).adaptive
 
