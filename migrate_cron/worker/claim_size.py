@@ -10,13 +10,14 @@ So by default a worker keeps a moving average of the run time of each kind it ru
 kinds known to be short are claimed ahead of the threads (*prefetched*): a waiting batch
 should drain within ``drain`` seconds (``batch × slowest short average / concurrency ≤
 drain``), up to ``ceiling``; two may wait at once (``capacity``). A kind never seen, or seen
-to be long, is claimed only when a thread is free to start it — so four workers and four ready 30-second jobs give one job each,
-whatever else the workers ran before. The average is lopsided on purpose: a run longer than
-it replaces it at once, a shorter one moves it by ``alpha`` (5 %), so a kind that is usually
-quick but sometimes long (a report that is empty most days) stays long: only ~45 quick runs
-in a row bring a 2.5 s average under 0.25 s — and no kind is claimed ahead before this
-worker has seen ``min_runs`` (50) runs of it. Prefetched jobs are leased and heartbeated like
-running ones; the guarantees do not change, only the sizes.
+to be long, is claimed only when a thread is free to start it — so four workers and four
+ready 30-second jobs give one job each, whatever else the workers ran before. The average is
+lopsided on purpose: a run longer than it replaces it at once, a shorter one moves it by
+``alpha`` (5 %), so a kind that is usually quick but sometimes long (a report that is empty
+most days) stays long: only ~45 quick runs in a row bring a 2.5 s average under 0.25 s — and
+no kind is claimed ahead before this worker has seen ``min_runs`` (50) runs of it.
+Prefetched jobs are leased and heartbeated like running ones; the guarantees do not change,
+only the sizes.
 """
 
 from __future__ import annotations
