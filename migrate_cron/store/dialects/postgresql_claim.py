@@ -17,7 +17,12 @@ from typing import Any
 
 from sqlalchemy import Connection, Table, select, update
 
-from migrate_cron.store.dialects.postgresql_finish import done_statement, fail_row, fail_statement
+from migrate_cron.store.dialects.postgresql_finish import (
+    done_statement,
+    fail_row,
+    fail_statement,
+    id_array,
+)
 from migrate_cron.store.dialects.postgresql_statements import attempt_row, batch_rows
 from migrate_cron.store.fence import FenceColumns
 from migrate_cron.store.models import AttemptRun, Failure, Job
@@ -231,7 +236,12 @@ class ClaimingStore(Store):
             stmt = self._statement(
                 f"{name} {ready}", lambda: build(self.tables, self._fence_columns, ready)
             )
-            params = {**batch_rows(rows(ready)), "f_worker": worker_id}
+            data = rows(ready)
+            params = {
+                **batch_rows(data),
+                "f_worker": worker_id,
+                "f_ids": id_array(r[0] for r in data),
+            }
             return list(conn.execute(stmt, params).all())
 
     def _statement(self, name: str, build: Callable[[], Any]) -> Any:
