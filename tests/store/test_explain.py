@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from sqlalchemy import event, text
+from sqlalchemy import Connection, event, text
 
 from migrate_cron.store import Store
 from migrate_cron.store.models import AttemptRun, Failure
@@ -17,19 +17,8 @@ from migrate_cron.store.models import AttemptRun, Failure
 def test_claim_uses_partial_claim_index_on_postgresql(pg_store: Store) -> None:
     job = pg_store.tables.job.name
     with pg_store.engine.begin() as conn:
-        conn.execute(
-            text(
-                f"INSERT INTO {job} (kind, state, attempts, max_attempts, run_at, created_at,"
-                " finished_at) SELECT 'k', 'done', 1, 5, now() - interval '1 day', now(), now()"
-                " FROM generate_series(1, 100000)"
-            )
-        )
-        conn.execute(
-            text(
-                f"INSERT INTO {job} (kind, state, attempts, max_attempts, run_at, created_at)"
-                " SELECT 'k', 'open', 0, 5, now(), now() FROM generate_series(1, 100)"
-            )
-        )
+        _insert(conn, job, "done", 100_000)
+        _insert(conn, job, "open", 100)
         conn.execute(text(f"ANALYZE {job}"))
     claim_sql = _claim_sql(pg_store)
     with pg_store.engine.begin() as conn:
@@ -39,6 +28,20 @@ def test_claim_uses_partial_claim_index_on_postgresql(pg_store: Store) -> None:
         conn.rollback()
     assert f"{job}_claim_idx" in plan, plan
     assert f"Seq Scan on {job}" not in plan, plan
+
+
+def _insert(conn: Connection, job: str, state: str, n: int) -> None:
+    """``n`` jobs of kind ``k``: done a day ago (one attempt), or open and due now."""
+    if state == "done":
+        columns, values = "attempts, run_at, finished_at", "1, now() - interval '1 day', now()"
+    else:
+        columns, values = "attempts, run_at", "0, now()"
+    conn.execute(
+        text(
+            f"INSERT INTO {job} (kind, state, max_attempts, created_at, {columns}) "
+            f"SELECT 'k', '{state}', 5, now(), {values} FROM generate_series(1, {n})"
+        )
+    )
 
 
 def _claim_sql(store: Store) -> tuple[str, dict[str, object]]:
@@ -65,21 +68,10 @@ def test_a_batch_is_finished_by_id_when_statistics_predate_the_backlog(pg_store:
     and read every open row through the (state, …) indexes for each batch."""
     job = pg_store.tables.job.name
     with pg_store.engine.begin() as conn:
-        conn.execute(
-            text(
-                f"INSERT INTO {job} (kind, state, attempts, max_attempts, run_at, created_at,"
-                " finished_at) SELECT 'k', 'done', 1, 5, now() - interval '1 day', now(), now()"
-                " FROM generate_series(1, 1000)"
-            )
-        )
+        _insert(conn, job, "done", 1000)
         conn.execute(text(f"ANALYZE {job}"))
         conn.execute(text(f"ALTER TABLE {job} SET (autovacuum_enabled = false)"))
-        conn.execute(
-            text(
-                f"INSERT INTO {job} (kind, state, attempts, max_attempts, run_at, created_at)"
-                " SELECT 'k', 'open', 0, 5, now(), now() FROM generate_series(1, 20000)"
-            )
-        )
+        _insert(conn, job, "open", 20_000)
     now = datetime.now(UTC)
 
     def finish_done() -> None:
