@@ -87,6 +87,17 @@ def run_case(path: Path, done: int, backlog: int, batch: int, calls: int) -> dic
     return result
 
 
+def cases(text: str) -> list[tuple[int, int]]:
+    """``--cases``: ``DONE:BACKLOG`` pairs of positive whole numbers, comma-separated."""
+    out = []
+    for case in text.split(","):
+        done, _, backlog = case.partition(":")
+        if not (done.isdigit() and backlog.isdigit() and int(done) > 0 and int(backlog) > 0):
+            raise argparse.ArgumentTypeError(f"{case!r} is not DONE:BACKLOG (e.g. 1000:100000)")
+        out.append((int(done), int(backlog)))
+    return out
+
+
 def scan_of_job(plan: list[str]) -> str:
     """The plan line that reads the job table for the finish's UPDATE."""
     for line in plan:
@@ -97,15 +108,14 @@ def scan_of_job(plan: list[str]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", default="100000:200000,1000:100000,5000:100000")
+    parser.add_argument("--cases", type=cases, default="100000:200000,1000:100000,5000:100000")
     parser.add_argument("--batch", type=int, default=100)
     parser.add_argument("--calls", type=int, default=10)
     parser.add_argument("--baseline", type=Path, help="another checkout (its root)")
     args = parser.parse_args()
     here = Path(__file__).resolve().parent.parent
     checkouts = [("this", here)] + ([("base", args.baseline.resolve())] if args.baseline else [])
-    for case in args.cases.split(","):
-        done, backlog = (int(x) for x in case.split(":"))
+    for done, backlog in args.cases:
         for name, path in checkouts:
             r = run_case(path, done, backlog, args.batch, args.calls)
             print(

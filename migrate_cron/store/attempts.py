@@ -17,7 +17,8 @@ the job) have no row: the job's ``last_error`` says "lease expired".
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, insert, inspect, select
@@ -29,6 +30,24 @@ from migrate_cron.vocabulary import AttemptOutcome
 
 #: Characters of output kept per attempt (the end of it: where errors are).
 OUTPUT_TAIL = 4000
+
+
+def run_values(
+    run: AttemptRun, with_ready: bool, stamp: Callable[[datetime | None], Any]
+) -> list[Any]:
+    """One run as the dialects' one-statement histories carry it in a JSON row: started,
+    finished, exit code, error, output tail[, ready]. ``stamp``: a time as the dialect's
+    statement reads it back (ISO text with its offset, naive UTC text, …)."""
+    row: list[Any] = [
+        stamp(run.started_at),
+        stamp(run.finished_at),
+        run.exit_code,
+        storable(run.error),
+        storable(run.output[-OUTPUT_TAIL:]) if run.output else None,
+    ]
+    if with_ready:
+        row.append(stamp(run.ready_at))
+    return row
 
 
 class AttemptOps(StoreBase):

@@ -19,9 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from migrate_cron.store.attempts import OUTPUT_TAIL
+from migrate_cron.store.attempts import run_values
 from migrate_cron.store.models import AttemptRun, Job
-from migrate_cron.store.storable import storable
 from migrate_cron.vocabulary import AFTER_FAILURE_STATES, AttemptOutcome, JobState
 
 #: What the claim reads of a job, in ``Job``'s order less the payload and the columns the
@@ -244,16 +243,7 @@ def runs_json(
         row: list[Any] = [int(job_id)]
         if attempts is not None:
             row.append(attempts[job_id])
-        row += [
-            _naive(run.started_at),
-            _naive(run.finished_at),
-            run.exit_code,
-            storable(run.error),
-            storable(run.output[-OUTPUT_TAIL:]) if run.output else None,
-        ]
-        if with_ready:
-            row.append(_naive(run.ready_at))
-        rows.append(row)
+        rows.append(row + run_values(run, with_ready, _naive))
     return json.dumps(rows)
 
 

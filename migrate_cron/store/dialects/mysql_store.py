@@ -23,6 +23,7 @@ from sqlalchemy import (
     cast,
     func,
     insert,
+    literal,
     literal_column,
     select,
     text,
@@ -81,13 +82,7 @@ class MySQLStore(ClaimingStore):
         )
 
     def _server_after(self, seconds: float) -> ColumnElement[datetime]:
-        micros = round(seconds * 1_000_000)
-        return func.timestampadd(
-            literal_column("MICROSECOND"),
-            micros,
-            literal_column("UTC_TIMESTAMP(6)"),
-            type_=UTCDateTime(),
-        )
+        return self._server_after_param(literal(round(seconds * 1_000_000), BigInteger()))
 
     def _upsert_rows(self, conn: Connection, table: Any, rows: list[dict[str, Any]]) -> None:
         keys = set(table.primary_key.columns)

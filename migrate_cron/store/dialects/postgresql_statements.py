@@ -31,10 +31,9 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.sql.selectable import Subquery
 from sqlalchemy.types import TypeEngine
 
-from migrate_cron.store.attempts import OUTPUT_TAIL
+from migrate_cron.store.attempts import run_values
 from migrate_cron.store.models import AttemptRun
 from migrate_cron.store.schema import UTCDateTime
-from migrate_cron.store.storable import storable
 from migrate_cron.store.tables import Tables
 from migrate_cron.vocabulary import JobState
 
@@ -286,18 +285,13 @@ def batch_rows(rows: Sequence[Sequence[str | int | None]]) -> dict[str, str]:
 
 
 def attempt_row(run: AttemptRun, with_ready: bool) -> list[Any]:
-    """One run as ``batch_rows`` carries it to the history: started, finished, exit code,
-    error, output tail[, ready]."""
-    row: list[Any] = [
-        run.started_at.isoformat(),
-        run.finished_at.isoformat(),
-        run.exit_code,
-        storable(run.error),
-        storable(run.output[-OUTPUT_TAIL:]) if run.output else None,
-    ]
-    if with_ready:
-        row.append(run.ready_at.isoformat() if run.ready_at else None)
-    return row
+    """One run as ``batch_rows`` carries it to the history (``attempts.run_values``), its
+    times as ISO 8601 text with their offset."""
+    return run_values(run, with_ready, _iso)
+
+
+def _iso(stamp: datetime | None) -> str | None:
+    return None if stamp is None else stamp.isoformat()
 
 
 def payload_json(payload: Any) -> str | None:

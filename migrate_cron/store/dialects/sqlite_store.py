@@ -25,12 +25,11 @@ from sqlalchemy import (
 from sqlalchemy import exc as sa_exc
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from migrate_cron.store.attempts import OUTPUT_TAIL
+from migrate_cron.store.attempts import run_values
 from migrate_cron.store.models import AttemptRun, Job
 from migrate_cron.store.rows import RowClaim
 from migrate_cron.store.schema import UTCDateTime
 from migrate_cron.store.slot_write import hour_of
-from migrate_cron.store.storable import storable
 from migrate_cron.store.store import Store
 
 
@@ -129,14 +128,7 @@ class SQLiteStore(Store):
         if sqlite3.sqlite_version_info < JSON_BUILT_IN:
             return super()._insert_attempts(conn, worker_id, outcome, states, runs)
         ready = self._has_console(conn)
-        rows = []
-        for job_id, run in runs.items():
-            tail = run.output[-OUTPUT_TAIL:] if run.output else None
-            row = [job_id, sqlite_stamp(run.started_at), sqlite_stamp(run.finished_at)]
-            row += [run.exit_code, storable(run.error), storable(tail)]
-            if ready:
-                row.append(sqlite_stamp(run.ready_at))
-            rows.append(row)
+        rows = [[job_id, *run_values(run, ready, sqlite_stamp)] for job_id, run in runs.items()]
         params = {
             "a_rows": json.dumps(rows),
             "a_states": json.dumps(list(states)),
